@@ -1,0 +1,3 @@
+def main(argv=None):
+    print("scenec")
+    return 0
