@@ -120,6 +120,9 @@ class Converter:
             if field is None:
                 self.error("E101", f"unknown field '{name}' in {desc.name}", key.span,
                            _field_hint(desc, name))
+                intended = names.closest(name, desc.fields_by_name)
+                if intended is not None:  # checks of the field it was meant to be would only echo
+                    self.failed.add(path + (intended,))
                 continue
             oneof = real_oneof(field)
             if oneof is not None:

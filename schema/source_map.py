@@ -74,7 +74,8 @@ class SourceMap:
         return self._spans is not None and tuple(path) in self._spans
 
     def failed(self, path: Path) -> bool:
-        """Whether the value at `path`, or anything inside it, could not be read."""
+        """Whether the value at `path`, anything inside it, or the mapping holding it could not
+        be read (a misspelt key counts as its intended field failing)."""
         path = tuple(path)
         n = len(path)
-        return any(p[:n] == path for p in self._failed)
+        return any(p[:n] == path or path[:len(p)] == p for p in self._failed)

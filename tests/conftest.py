@@ -1,0 +1,50 @@
+"""Shared fixtures for the test suite (others may add theirs here).
+
+The scene fixtures are plain paths and texts, so tests of any layer can use them without
+importing jax.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCENES_DIR = ROOT / "scenes"
+CATALOGUE_DIR = pathlib.Path(__file__).resolve().parent / "catalogue"
+SCENE_PATHS = sorted(SCENES_DIR.glob("*.yaml"))
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> pathlib.Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def scenes_dir() -> pathlib.Path:
+    return SCENES_DIR
+
+
+@pytest.fixture(scope="session")
+def scene_paths() -> list[pathlib.Path]:
+    """Every shipped scene (scenes/*.yaml)."""
+    return SCENE_PATHS
+
+
+@pytest.fixture(scope="session")
+def catalogue_dir() -> pathlib.Path:
+    return CATALOGUE_DIR
+
+
+@pytest.fixture
+def write_scene(tmp_path):
+    """write_scene(text, name="scene.yaml") -> path of a scene file in a fresh folder."""
+    def write(text: str | bytes, name: str = "scene.yaml") -> pathlib.Path:
+        path = tmp_path / name
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        return path
+    return write
