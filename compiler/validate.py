@@ -350,7 +350,8 @@ def check_forest(ctx: Context):
             loop = trail[trail.index(body):]
             index = min(first_joint[b] for b in loop)
             names = " -> ".join(loop + [loop[0]])
-            ctx.report("E208", f"joints form a cycle through bodies {names}", ("joints", index),
+            ctx.report("E208", f"joints make body '{loop[0]}' its own ancestor (parents: {names})",
+                       ("joints", index),
                        "every body needs a path of parents down to 'world'")
         for b in trail:
             state[b] = 2

@@ -423,7 +423,7 @@ def _to_float(value) -> float:
     try:
         return float(value)
     except OverflowError:  # an integer too large for a double: infinite, reported as such later
-        return math.copysign(math.inf, value)
+        return math.inf if value > 0 else -math.inf
 
 
 def _placeholder(field):

@@ -211,7 +211,8 @@ def fold_parameters(scene: scene_pb2.Scene, source_map: SourceMap, failed: set,
         try:
             quantity = expr.evaluate(param.expression, expr.Names(defined, later, frozenset(bad)))
         except expr.ExprError as e:
-            span = _inner(source_map.span(here + ("expression",)), param.expression, text, e.start)
+            span = _inner(source_map.span(here + ("expression",)), param.expression, text,
+                          e.start, e.end)
             diagnostics.append(Diagnostic(e.code, f"parameter '{name}': {e.message}", span, e.hint))
             bad.add(name)
             failed.add(here + ("value",))
@@ -226,8 +227,9 @@ def fold_parameters(scene: scene_pb2.Scene, source_map: SourceMap, failed: set,
     return diagnostics
 
 
-def _inner(span: Span, expression: str, text: str | None, offset: int) -> Span:
-    """The span of character `offset` of an expression written as a one-line string in `text`."""
+def _inner(span: Span, expression: str, text: str | None, start: int, end: int) -> Span:
+    """The span of characters [start, end) of an expression written as a one-line string in
+    `text` (the whole string's span when it is written with escapes or split)."""
     if text is None or span.line <= 0:
         return span
     lines = text.splitlines()
@@ -236,7 +238,8 @@ def _inner(span: Span, expression: str, text: str | None, offset: int) -> Span:
     line = lines[span.line - 1]
     if line[span.col - 1:span.col - 1 + len(expression)] != expression:
         return span  # escapes or concatenation: keep the whole string
-    col = span.col + min(offset, max(len(expression) - 1, 0))
-    return Span(span.file, span.line, col)
+    last = max(len(expression) - 1, 0)
+    col = span.col + min(start, last + 1)
+    return Span(span.file, span.line, col, span.line, max(col, span.col + min(end - 1, last)))
 
 
