@@ -20,6 +20,7 @@ import traceback
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("scenec.compiler.cmd_check", "check scenes and report every problem (no jax)"),
     "schema": ("scenec.compiler.cmd_schema", "print the JSON Schema of the YAML scene format"),
+    "import": ("scenec.compiler.cmd_import", "convert an MJCF, URDF or Brax v1 model to a scene"),
 }
 
 EXIT_INTERNAL = 3
