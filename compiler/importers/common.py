@@ -145,7 +145,7 @@ def load_mesh_file(path: pathlib.Path):
     """(vertices (n, 3) float64, faces (m, 3) int) of a mesh file, or raise OSError/ValueError."""
     import trimesh
 
-    mesh = trimesh.load(str(path), force="mesh", process=False)
+    mesh = trimesh.load(str(path), force="mesh")  # merges the duplicate vertices of STL files
     verts = np.asarray(mesh.vertices, dtype=float)
     faces = np.asarray(mesh.faces, dtype=np.int64)
     if verts.ndim != 2 or verts.shape[0] < 4 or faces.ndim != 2 or faces.shape[0] < 1:

@@ -111,6 +111,7 @@ class _Importer:
         self.joint_order: list[str] = []            # non-fixed joints, MuJoCo's qpos order
         self.geom_names: set[str] = set()
         self.mj_bodies: dict[str, str] = {}           # MJCF body name -> scenec body name
+        self.mj_body_count = 0
         self.meshes: dict[str, tuple] = {}            # mesh name -> (file path | None, inline verts, faces, scale)
         self.mesh_span: dict[str, Span] = {}
         self.hfields: set[str] = set()
@@ -610,6 +611,8 @@ class _Importer:
             e = np.asarray(elevation, dtype=float)
             span_e = float(e.max() - e.min())
             e = (e - e.min()) / span_e * size[2] if span_e > 0 else np.zeros_like(e)
+            # the attribute lists rows from +y down (like an image); scenec's row 0 is at -y
+            e = e.reshape(nrow, ncol)[::-1].reshape(-1)
             hf.nrow, hf.ncol = nrow, ncol
             hf.elevation.extend(float(x) for x in e)
             if size[3] > 0:
@@ -692,13 +695,13 @@ class _Importer:
     def _body(self, el: Element, parent: _BodyCtx, fpose: tuple) -> None:
         local = frames.compose(fpose, self.local_pose(el))
         pose = frames.compose(parent.pose, local)
+        self.mj_body_count += 1  # MuJoCo numbers bodies depth-first, the world being 0
         mj_name = el.get("name")
         if mj_name:
             name = mj_name
             self.mj_bodies[mj_name] = name
         else:
-            name = self.body_names.fresh(f"body{len(self.mj_bodies) + 1}")
-            self.mj_bodies[f"#{id(el)}"] = name
+            name = self.body_names.fresh(f"body{self.mj_body_count}")
         msg = self.scene.bodies.add(name=name)
         msg.pos.extend(frames.clean(pose[0]))
         if not frames.is_identity(pose[1]):
@@ -817,8 +820,11 @@ class _Importer:
         if name:
             self.geom_names.add(name)
         where = f"geom '{name}'" if name else f"a {gtype} geom of '{ctx.name}'"
+        errors = len(self.rep.diagnostics)
         size = self.floats(el, "size", (0, 3), [], "geom")
         fromto = self.floats(el, "fromto", 6, None, "geom")
+        if len(self.rep.diagnostics) > errors:
+            return  # a malformed size or fromto was reported; no second message about it
         col = scene_pb2.Collider()
         if name:
             col.name = name
@@ -831,7 +837,8 @@ class _Importer:
                 self.rep.add("E704", f"'fromto' of {where} has two equal points",
                              self.eff(el, "fromto", "geom")[1])
                 return
-            pos, quat = (a + b) / 2, frames.from_zaxis(d)
+            # MuJoCo points the geom's z axis from the second point to the first
+            pos, quat = (a + b) / 2, frames.from_zaxis(a - b)
             half_axis = float(np.linalg.norm(d)) / 2
         note = None
         volume = None          # of the imported shape, for a density from `mass`
@@ -859,7 +866,7 @@ class _Importer:
             if half_axis is not None:
                 if not need(1, "half sizes"):
                     return
-                hs = [size[0], size[1] if len(size) > 1 else size[0], half_axis]
+                hs = [size[0], size[0], half_axis]  # MuJoCo: size[0] is both x and y
             else:
                 if not need(3, "three half sizes"):
                     return
@@ -993,8 +1000,7 @@ class _Importer:
                         self.rep.add("E705", f"<exclude> needs '{a}'", c.span)
                         break
                     if n != "world" and n not in self.mj_bodies:
-                        close = difflib.get_close_matches(n, [k for k in self.mj_bodies
-                                                              if not k.startswith("#")], n=1)
+                        close = difflib.get_close_matches(n, sorted(self.mj_bodies), n=1)
                         self.rep.add("E706", f"<exclude> names body '{n}', which does not exist",
                                      c.attr_span(a), f"did you mean '{close[0]}'?" if close else "")
                         break
@@ -1137,7 +1143,10 @@ class _Importer:
                 jv = kf.joints.add(joint=jname)
                 nq_j, nv_j = QPOS_SIZE[kind], QVEL_SIZE[kind]
                 if qpos is not None:
-                    jv.q.extend(qpos[iq:iq + nq_j])
+                    q = list(qpos[iq:iq + nq_j])
+                    if kind in (scene_pb2.BALL, scene_pb2.FREE):  # MuJoCo normalizes them
+                        q[-4:] = frames.normalize(q[-4:]).tolist()
+                    jv.q.extend(q)
                 else:
                     jv.q.extend(self._qpos0(jname, kind))
                 if qvel is not None and any(qvel[iv:iv + nv_j]):
