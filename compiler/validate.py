@@ -46,11 +46,21 @@ LENGTHS: dict[tuple[str, str], tuple[int, ...]] = {
     ("Collider", "pos"): (3,), ("Collider", "quat"): (4,), ("Collider", "euler"): (3,),
     ("Collider", "rgba"): (4,),
     ("Plane", "size"): (2,), ("Box", "half_size"): (3,), ("Mesh", "scale"): (3,),
+    ("Capsule", "fromto"): (6,),
     ("Joint", "anchor"): (3,), ("Joint", "axis"): (3,), ("Joint", "range"): (2,),
     ("Actuator", "ctrl_range"): (2,), ("Actuator", "force_range"): (2,),
     ("Actuator", "gain"): (1, 2, 3), ("Actuator", "bias"): (1, 2, 3),
     ("Target", "pos"): (3,), ("Target", "low"): (3,), ("Target", "high"): (3,),
 }
+
+# Fields of one message that exclude each other (E115), as (message, fields).
+EXCLUSIVE: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Body", ("quat", "euler")),
+    ("Collider", ("quat", "euler")),
+    ("Capsule", ("fromto", "half_length")),
+)
+# A capsule given by `fromto` takes its pose from it: the collider's own pose must be absent.
+FROMTO_EXCLUDES = ("pos", "quat", "euler")
 
 # Scalar fields with an allowed interval: (low, high, low_inclusive, high_inclusive). Fields with
 # presence are checked only when given; the defaults of the others are inside their interval.
@@ -190,10 +200,19 @@ def check_vectors(ctx: Context):
                 continue
             want = " or ".join(map(str, allowed)) if len(allowed) < 3 else f"at most {allowed[-1]}"
             ctx.report("E114", f"'{field.name}' needs {want} values, got {len(value)}", here)
+        given = {field.name for field, _ in msg.ListFields()}
+        for message, group in EXCLUSIVE:
+            both = [name for name in group if name in given]
+            if message == owner and len(both) > 1:
+                ctx.report("E115", f"'{both[0]}' and '{both[1]}' are both given; give one of them",
+                           path + (both[1],))
+        if owner == "Collider" and msg.WhichOneof("shape") == "capsule":
+            capsule = {field.name for field, _ in msg.capsule.ListFields()}
+            pose = [name for name in FROMTO_EXCLUDES if name in given]
+            if "fromto" in capsule and pose:
+                ctx.report("E115", f"a capsule given by 'fromto' takes its pose from it; drop "
+                           f"'{pose[0]}'", path + (pose[0],))
         if owner in ("Body", "Collider"):
-            if msg.quat and msg.euler:
-                ctx.report("E115", "'quat' and 'euler' are both given; give one orientation",
-                           path + ("euler",))
             if len(msg.quat) == 4 and ctx.ok(path + ("quat",)) and not any(msg.quat):
                 ctx.report("E116", "'quat' is all zeros; the identity is [1, 0, 0, 0]", path + ("quat",))
         if owner == "Joint" and len(msg.axis) == 3 and ctx.ok(path + ("axis",)) and not any(msg.axis):

@@ -43,7 +43,7 @@ CODES: dict[str, str] = {
     "E112": "bad function call or argument in an expression",
     "E113": "invalid parameter name",
     "E114": "wrong number of values",
-    "E115": "both quat and euler are given",
+    "E115": "fields that exclude each other are both given",
     "E116": "zero-length quaternion or axis",
     "E117": "number is not finite",
     "E118": "number is absurdly large",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import unicodedata
 from typing import Iterable, Sequence
 
 
@@ -92,10 +93,19 @@ def render_one(d: Diagnostic, sources: dict[str, str] | None = None) -> str:
             width = max(1, min(width, len(src) - col + 1))
             gutter = f"{d.span.line:>4} | "
             lines.append(gutter + src)
-            lines.append(" " * (len(gutter) - 2) + "| " + " " * (col - 1) + "^" * width)
+            # Columns count characters; the caret goes by terminal cells (CJK is two wide).
+            pad = _cells(src[:col - 1])
+            under = max(1, _cells(src[col - 1:col - 1 + width]))
+            lines.append(" " * (len(gutter) - 2) + "| " + " " * pad + "^" * under)
     if d.hint:
         lines.append(f"  = hint: {d.hint}")
     return "\n".join(lines)
+
+
+def _cells(text: str) -> int:
+    """Terminal cells `text` takes: wide East Asian characters 2, combining marks 0, others 1."""
+    return sum(0 if unicodedata.combining(ch) else
+               2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
 
 
 def render_text(diagnostics: Iterable[Diagnostic], sources: dict[str, str] | None = None) -> str:

@@ -111,7 +111,8 @@ class Converter:
         for key, value in items:
             name = _key_text(key)
             if name is None:
-                self.error("E102", f"expected a field name as key, got {kind_of(key)}", key.span)
+                if not _refused(key):
+                    self.error("E102", f"expected a field name as key, got {kind_of(key)}", key.span)
                 continue
             if desc is scene_pb2.Scene.DESCRIPTOR and name == "parameters":
                 self.parameters(msg, value)
@@ -155,6 +156,9 @@ class Converter:
 
     def field(self, msg, field, node, path: tuple, kind: int | None):
         self.spans[path] = node.span
+        if _refused(node):
+            self.failed.add(path)
+            return
         if field.is_repeated:
             self.repeated(msg, field, node, path, kind)
         elif field.type == FD.TYPE_MESSAGE:
@@ -173,6 +177,8 @@ class Converter:
                 self.expected(f"a list of {field.message_type.name} mappings", node, path)
                 return
             for item in node.items:
+                if _refused(item):
+                    continue
                 if isinstance(item, YMap):
                     index = len(container)
                     self.spans[path + (index,)] = item.span
@@ -199,6 +205,9 @@ class Converter:
 
     def scalar(self, field, node, path: tuple, kind: int | None, index: int):
         """The proto value of a scalar node, or None (reported, and `path` marked failed)."""
+        if _refused(node):
+            self.failed.add(path)
+            return None
         if not isinstance(node, YScalar):
             self.expected(_type_words(field), node, path)
             return None
@@ -349,6 +358,8 @@ class Converter:
                 param.expression = value_node.value
 
     def parameter_value(self, node, later: list) -> expr.Quantity | None:
+        if _refused(node):
+            return None
         if not isinstance(node, YScalar) or node.value is None or isinstance(node.value, bool):
             self.error("E102", f"expected a number or an expression, got {kind_of(node)}", node.span)
             return None
@@ -413,8 +424,13 @@ class Converter:
         return fields
 
 
+def _refused(node) -> bool:
+    """An alias the reader refused (reported there); reading it as null would only echo."""
+    return isinstance(node, YScalar) and node.style == "*"
+
+
 def _key_text(key) -> str | None:
-    if isinstance(key, YScalar) and (key.value is not None or key.style is not None):
+    if isinstance(key, YScalar) and (key.value is not None or key.style not in (None, "*")):
         return key.text
     return None
 

@@ -25,7 +25,7 @@ MAX_DEPTH = 64  # nested mappings/lists deeper than this are refused; real scene
 class YScalar:
     value: object        # str, int, float, bool or None, as YAML 1.1 resolves a plain scalar
     text: str            # the scalar's string value (before type resolution)
-    style: str | None    # None plain, "'" or '"' quoted, "|" or ">" block
+    style: str | None    # None plain, "'" or '"' quoted, "|" or ">" block, "*" a refused alias
     start: int           # character offsets of the node in the document, [start, end)
     end: int
     span: Span
@@ -251,7 +251,7 @@ def compose(text: str, file: str) -> tuple[YNode | None, list[Diagnostic], bool]
             if isinstance(event, ev.AliasEvent):
                 once("E006", "YAML aliases (*name) are not allowed in a scene", span,
                      "repeat the value, or define a parameter and use its name")
-                attach(YScalar(None, "", None, event.start_mark.index, event.end_mark.index, span))
+                attach(YScalar(None, "", "*", event.start_mark.index, event.end_mark.index, span))
                 continue
             if event.anchor is not None:
                 once("E006", "YAML anchors (&name) are not allowed in a scene", span,
