@@ -188,13 +188,25 @@ class _Importer:
               root_link=False):
         name = link.get("name")
         visited.add(name)
+        if name == "world":
+            # ROS's convention (and MuJoCo's reading): a link named "world" is the world itself
+            if any(c.tag in ("collision", "inertial") for c in link.children):
+                self.rep.add("W704", "collisions and inertia of link 'world' dropped: the world "
+                             "does not move and has no colliders of its own", link.span)
+            for j in children[name]:
+                child = next(c.get("link") for c in j.children if c.tag == "child")
+                if child not in visited:
+                    self._link(links[child], frames.compose(pose, self.origin(j)), j, links,
+                               children, visited)
+            return
         body = self.scene.bodies.add(name=name)
         index = len(self.scene.bodies) - 1
         if any(pose[0]):
             body.pos.extend(frames.clean(pose[0]))
         if not frames.is_identity(pose[1]):
             body.quat.extend(frames.clean(frames.canonical(pose[1])))
-        if root_link:
+        if root_link or (joint is not None and self._parent_link(joint) == "world"
+                         and joint.get("type") == "fixed"):
             self.notes[("bodies", index)] = ("URDF root link: static (welded to the world); add a "
                                              "free joint with this body as child to let it move")
         inertial = next((c for c in link.children if c.tag == "inertial"), None)
@@ -349,9 +361,15 @@ class _Importer:
 
     # ---------------------------------------------------------------------------- joints
 
+    @staticmethod
+    def _parent_link(j: Element) -> str | None:
+        return next((c.get("link") for c in j.children if c.tag == "parent"), None)
+
     def _joint(self, el: Element, child: str) -> None:
         name = el.get("name")
         jtype = el.get("type")
+        if jtype == "fixed" and self._parent_link(el) == "world":
+            return  # welded to the world: a body that is no joint's child is exactly that
         if jtype not in JOINT_TYPES:
             close = difflib.get_close_matches(jtype or "", list(JOINT_TYPES), n=1)
             self.rep.add("E704", f"joint '{name}' has type '{jtype}'", el.attr_span("type"),
