@@ -213,7 +213,7 @@ def test_options(imported):
     ("bodies {\n  name: \"a\"\n", "E713", 3, 1),
     ("bodies { nme: \"a\" }\n", "E714", 1, 10),
     ("bodies { name: 3 }\n", "E714", 1, 16),
-    ('bodies { name: "a" }\njoints { name: "j" parent: "a" child: "b" }\n', "E706", 2, 33),
+    ('bodies { name: "a" }\njoints { name: "j" parent: "a" child: "b" }\n', "E706", 2, 32),
 ])
 def test_config_errors_are_located(tmp_path, text, code, line, col):
     path = tmp_path / "bad.pbtxt"
