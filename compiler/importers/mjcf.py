@@ -819,7 +819,8 @@ class _Importer:
         name = el.get("name")
         if name:
             self.geom_names.add(name)
-        where = f"geom '{name}'" if name else f"a {gtype} geom of '{ctx.name}'"
+        owner = "the worldbody" if ctx.is_world else f"'{ctx.name}'"
+        where = f"geom '{name}'" if name else f"a {gtype} geom of {owner}"
         errors = len(self.rep.diagnostics)
         size = self.floats(el, "size", (0, 3), [], "geom")
         fromto = self.floats(el, "fromto", 6, None, "geom")
