@@ -326,3 +326,19 @@ def test_yaml_numbers_too_large_for_a_double_become_infinite():
 def test_parameter_errors_do_not_repeat_downstream():
     loaded = load("parameters:\n  a: 2 * zz\n  b: a * 2\nbodies: [{name: x, mass: b}]\n")
     assert codes(loaded) == ["E106"]
+
+
+def test_pure_python_and_libyaml_parsers_agree(catalogue_dir, monkeypatch):
+    """The reader uses libyaml when PyYAML has it; both must give the same trees and positions."""
+    import yaml
+
+    from scenec.schema import yaml_tree
+    texts = [p.read_bytes().decode("utf-8", "replace") for p in sorted(catalogue_dir.glob("*.yaml"))]
+    texts.append("bodies:\n  - name: 腕\n    pos: [0, 0, \"ü * 2\"]\n    mass: |\n      2 *\n      q\n")
+    results = {}
+    for loader in {yaml.SafeLoader, getattr(yaml, "CSafeLoader", yaml.SafeLoader)}:
+        monkeypatch.setattr(yaml_tree, "_LOADER", loader)
+        results[loader] = [[(d.code, d.span) for d in load(text).diagnostics] for text in texts]
+    first, *others = results.values()
+    for other in others:
+        assert other == first
