@@ -292,13 +292,19 @@ def compose(text: str, file: str) -> tuple[YNode | None, list[Diagnostic], bool]
         return None, diags, True
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
-        message = " ".join(p for p in (e.context, e.problem) if p) or "invalid YAML"
+        message = e.problem or e.context or "invalid YAML"
+        if e.problem and e.context:
+            where = e.context_mark
+            elsewhere = where is not None and (where.line, where.column) != (mark.line, mark.column)
+            message += f" ({e.context}" + (f" that started at {where.line + 1}:{where.column + 1}"
+                                            if elsewhere else "") + ")"
         span = Span(file, mark.line + 1, mark.column + 1) if mark else Span(file, 1, 1)
         if "maximum nesting depth" in message:  # libyaml's own cap (1000), met while scanning
             diags.append(Diagnostic("E008", f"the document nests deeper than {MAX_DEPTH} levels",
                                     span, "a scene is a few levels deep; is this the right file?"))
         else:
-            diags.append(Diagnostic("E004", f"YAML syntax error: {message}", span, _yaml_hint(e)))
+            at = text[mark.index] if mark is not None and 0 <= mark.index < len(text) else ""
+            diags.append(Diagnostic("E004", f"YAML syntax error: {message}", span, _yaml_hint(e, at)))
         return None, diags, True
     except yaml.YAMLError as e:  # pragma: no cover - every PyYAML error above is marked
         diags.append(Diagnostic("E004", f"YAML syntax error: {e}", Span(file, 1, 1)))
@@ -306,9 +312,9 @@ def compose(text: str, file: str) -> tuple[YNode | None, list[Diagnostic], bool]
     return root, diags, False
 
 
-def _yaml_hint(error: yaml.MarkedYAMLError) -> str:
+def _yaml_hint(error: yaml.MarkedYAMLError, at: str) -> str:
     problem = error.problem or ""
-    if "found character '\\t'" in problem:
+    if at == "\t" or "'\\t'" in problem:
         return "YAML indents with spaces, not tabs"
     if "mapping values are not allowed" in problem:
         return "a value containing ': ' must be quoted"
