@@ -197,3 +197,13 @@ def test_absurd_and_non_finite_numbers():
 ])
 def test_single_problems(text, code):
     assert codes(text) == [code]
+
+
+@pytest.mark.skipif("fromto" not in scene_pb2.Capsule.DESCRIPTOR.fields_by_name,
+                    reason="scene.proto has no Capsule.fromto")
+def test_capsule_fromto_excludes_pose_and_half_length():
+    base = "bodies: [{name: a, colliders: [{capsule: {radius: 0.1, %s}%s}]}]"
+    assert codes(base % ("fromto: [0, 0, 0, 0, 0, 1 m]", "")) == []
+    assert codes(base % ("fromto: [0, 0, 0, 0, 0, 1], half_length: 1", "")) == ["E115"]
+    assert codes(base % ("fromto: [0, 0, 0, 0, 0, 1]", ", pos: [0, 0, 1]")) == ["E115"]
+    assert codes(base % ("fromto: [0, 0, 0, 1]", "")) == ["E114"]
