@@ -22,6 +22,7 @@ from typing import Callable, Mapping
 import lark
 
 from . import units
+from .names import did_you_mean
 from .units import ANGLE, DIMENSIONLESS, Dims
 
 MAX_EXPRESSION_CHARS = 1000  # longer strings are refused before parsing (hostile input)
@@ -79,12 +80,6 @@ def _parser() -> lark.Lark:
                      maybe_placeholders=False)
 
 
-def _did_you_mean(word: str, candidates) -> str:
-    import difflib
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else ""
-
-
 @functools.lru_cache(maxsize=4096)
 def parse(text: str) -> lark.Tree | lark.Token:
     """The syntax tree of `text`; raises ExprError (E105, E109) with the offset of the problem."""
@@ -105,7 +100,7 @@ def parse(text: str) -> lark.Tree | lark.Token:
         word = _word_at(text, pos)
         if word and _after_number(text, pos):
             raise ExprError("E109", f"unknown unit '{word}'", pos, pos + len(word),
-                            _did_you_mean(word, units.UNITS) or
+                            did_you_mean(word, units.UNITS) or
                             "units: " + ", ".join(units.UNITS)) from None
         shown = text[pos] if pos < len(text) else ""
         raise ExprError("E105", f"unexpected character {shown!r} in expression", pos, pos + 1) from None
@@ -117,7 +112,7 @@ def parse(text: str) -> lark.Tree | lark.Token:
         word = str(tok)
         if tok.type == "NAME" and _after_number(text, pos):
             raise ExprError("E109", f"unknown unit '{word}'", pos, tok.end_pos,
-                            _did_you_mean(word, units.UNITS) or "units: " + ", ".join(units.UNITS)) from None
+                            did_you_mean(word, units.UNITS) or "units: " + ", ".join(units.UNITS)) from None
         raise ExprError("E105", f"unexpected '{word}' in expression", pos, tok.end_pos) from None
     except lark.UnexpectedInput as e:  # UnexpectedEOF and relatives
         raise ExprError("E105", f"cannot read the expression: {e.__class__.__name__}",
@@ -311,7 +306,7 @@ class _Evaluator:
             raise ExprError("E106", f"'{name}' is a unit, not a value", *span,
                             f"a unit follows a number: write `1 {name}`")
         known = list(names.values) + list(names.later) + list(CONSTANTS) + list(FUNCTIONS)
-        hint = _did_you_mean(name, known)
+        hint = did_you_mean(name, known)
         if name.lower() in ("nan", "inf", "infinity"):
             hint = "values must be finite numbers"
         raise ExprError("E106", f"unknown name '{name}'", *span, hint)
@@ -323,7 +318,7 @@ class _Evaluator:
             if name in self.names.values or name in CONSTANTS:
                 raise ExprError("E112", f"'{name}' is not a function", *_span(tok))
             raise ExprError("E106", f"unknown function '{name}'", *_span(tok),
-                            _did_you_mean(name, FUNCTIONS) or "functions: " + ", ".join(FUNCTIONS))
+                            did_you_mean(name, FUNCTIONS) or "functions: " + ", ".join(FUNCTIONS))
         arity, impl = FUNCTIONS[name]
         if (arity >= 0 and len(arg_nodes) != arity) or (arity < 0 and not arg_nodes):
             want = "one or more arguments" if arity < 0 else \
