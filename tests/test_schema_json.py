@@ -56,3 +56,10 @@ def test_cli_prints_the_schema(tmp_path):
     target = tmp_path / "scene.schema.json"
     subprocess.run([sys.executable, "-m", "scenec.compiler.cli", "schema", "-o", str(target)], check=True)
     assert json.loads(target.read_text()) == json_schema()
+
+
+def test_documented_example_validates(validator, repo_root):
+    import re
+    doc = (repo_root / "docs" / "format.md").read_text(encoding="utf-8")
+    example = re.search(r"```yaml\n(.*?)```", doc, flags=re.S).group(1)
+    assert errors(validator, yaml.safe_load(example)) == []
