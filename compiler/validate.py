@@ -189,17 +189,26 @@ def check_numbers(ctx: Context):
                                "(SI units)", here, "check the unit and the decimal point")
 
 
-def check_vectors(ctx: Context):
-    """E114 lengths, E115 quat with euler, E116 zero quaternions and axes."""
+def listed_fields(ctx: Context, table: dict) -> Iterator[tuple]:
+    """(field, value, path, entry) for every field that is set, readable, and keyed in `table`
+    by (message name, field name)."""
     for path, msg in walk(ctx.scene):
         owner = msg.DESCRIPTOR.name
         for field, value in msg.ListFields():
-            allowed = LENGTHS.get((owner, field.name))
+            entry = table.get((owner, field.name))
             here = path + (field.name,)
-            if allowed is None or not ctx.ok(here) or len(value) in allowed:
-                continue
+            if entry is not None and ctx.ok(here):
+                yield field, value, here, entry
+
+
+def check_vectors(ctx: Context):
+    """E114 lengths, E115 fields that exclude each other, E116 zero quaternions and axes."""
+    for field, value, here, allowed in listed_fields(ctx, LENGTHS):
+        if len(value) not in allowed:
             want = " or ".join(map(str, allowed)) if len(allowed) < 3 else f"at most {allowed[-1]}"
             ctx.report("E114", f"'{field.name}' needs {want} values, got {len(value)}", here)
+    for path, msg in walk(ctx.scene):
+        owner = msg.DESCRIPTOR.name
         given = {field.name for field, _ in msg.ListFields()}
         for message, group in EXCLUSIVE:
             both = [name for name in group if name in given]
@@ -577,19 +586,15 @@ def _interval_text(low, high, low_in, high_in) -> str:
 
 def check_intervals(ctx: Context):
     """E311: options and per-entity settings inside their allowed intervals."""
-    for path, msg in walk(ctx.scene):
-        owner = msg.DESCRIPTOR.name
-        for field, value in msg.ListFields():
-            interval = INTERVALS.get((owner, field.name))
-            here = path + (field.name,)
-            if interval is None or not ctx.ok(here) or not math.isfinite(value):
-                continue
-            low, high, low_in, high_in = interval
-            inside = (value >= low if low_in else value > low) and \
-                (value <= high if high_in else value < high)
-            if not inside:
-                ctx.report("E311", f"'{field.name}' is {value:g}; it must be "
-                           f"{_interval_text(*interval)}", here)
+    for field, value, here, interval in listed_fields(ctx, INTERVALS):
+        if not math.isfinite(value):
+            continue  # E117 already
+        low, high, low_in, high_in = interval
+        inside = (value >= low if low_in else value > low) and \
+            (value <= high if high_in else value < high)
+        if not inside:
+            ctx.report("E311", f"'{field.name}' is {value:g}; it must be "
+                       f"{_interval_text(*interval)}", here)
 
 
 def check_joint_values(ctx: Context):
