@@ -57,6 +57,12 @@ def format_number(x: float) -> str:
     return r
 
 
+# Characters a YAML double-quoted scalar must escape: quotes, backslashes, everything outside
+# YAML's printable set, and the characters YAML treats as line breaks (they would be folded).
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]')
+_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
 def format_string(s: str) -> str:
     """A plain scalar when YAML reads it back as the same string, else a double-quoted one."""
     if _PLAIN.fullmatch(s):
@@ -65,7 +71,8 @@ def format_string(s: str) -> str:
                 return s
         except yaml.YAMLError:
             pass
-    return json.dumps(s, ensure_ascii=False)
+    body = _NEEDS_ESCAPE.sub(lambda m: _SHORT_ESCAPES.get(m.group(), f"\\u{ord(m.group()):04x}"), s)
+    return f'"{body}"'
 
 
 def _is_repeated(fd) -> bool:
