@@ -10,8 +10,8 @@ field by field from the message's descriptor.
 Layout: fields in the proto's order; fields at their default are left out (a scalar with presence
 is written whenever it is set, even to its default); enum values are lowercase words; a oneof is
 its key (`capsule: {radius: 0.04, half_length: 0.1}`); vectors and small messages use flow style
-on one line (`pos: [0, 0, 1]`), long vectors wrap; lists of bodies and other larger messages use
-block style. Numbers are printed exactly: integral values as integers, the rest as Python's
+on one line (`pos: [0, 0, 1]`), long vectors wrap; bodies, joints and any message too long for
+one line use block style. Numbers are printed exactly: integral values as integers, the rest as Python's
 shortest round-trip repr (0.30000000000000004 stays as it is), with ".0" added before an exponent
 because YAML 1.1 resolvers read `1e-05` as a string but `1.0e-05` as a float.
 
@@ -34,6 +34,8 @@ INDENT = 2
 
 # Enum fields written even at their zero value, because a reader expects to see them.
 ALWAYS = {("scenec.Joint", "kind"), ("scenec.Actuator", "kind")}
+# Lists whose items are always written in block style (one field per line), however short.
+BLOCK_LISTS = {("scenec.Scene", "bodies"), ("scenec.Scene", "joints")}
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-/]*(?: [A-Za-z0-9_.\-/]+)*")
 _T = _descriptor.FieldDescriptor
@@ -169,8 +171,9 @@ class _Writer:
                 continue
             if _is_repeated(fd) and fd.type == _T.TYPE_MESSAGE:
                 self.lines.append(f"{pad}{fd.name}:")
+                block = (msg.DESCRIPTOR.full_name, fd.name) in BLOCK_LISTS
                 for i, item in enumerate(value):
-                    self.list_item(item, fpath + (i,), indent + INDENT)
+                    self.list_item(item, fpath + (i,), indent + INDENT, block)
                 continue
             if _is_repeated(fd):
                 self.vector(fd, value, pad)
@@ -208,9 +211,9 @@ class _Writer:
             first = False
         self.lines.append(line)
 
-    def list_item(self, msg, path: tuple, indent: int) -> None:
+    def list_item(self, msg, path: tuple, indent: int, block: bool = False) -> None:
         self.comment(path, indent)
-        text = self.flow_message(msg, path)
+        text = None if block else self.flow_message(msg, path)
         if text is not None and indent + 2 + len(text) <= WIDTH:
             self.lines.append(" " * indent + "- " + text)
             return

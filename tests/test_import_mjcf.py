@@ -619,3 +619,22 @@ def test_defaults_resolve_like_mujoco(tmp_path):
         assert (c.friction if c.HasField("friction") else 1.0) == pytest.approx(model.geom_friction[g][0])
         np.testing.assert_allclose(c.rgba or [0.5, 0.5, 0.5, 1], model.geom_rgba[g], atol=1e-7)
     assert math.isclose(result.scene.joints[3].stiffness, 5.0)  # knee: from class "shin"
+
+
+def test_non_convex_mesh_keeps_mujocos_mass(tmp_path):
+    """MuJoCo weighs a closed mesh by its enclosed volume; scenec's compiler by its convex hull
+    (the shape contacts use). An L-shaped prism (volume 3, hull 3.5) gets a scaled density."""
+    import trimesh
+
+    pts = np.array([[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]], float) * 0.1
+    tris = np.array([[0, 1, 2], [0, 2, 3], [0, 3, 4], [0, 4, 5]])
+    trimesh.creation.extrude_triangulation(pts, tris, 0.1).export(tmp_path / "ell.stl")
+    xml = """<mujoco><asset><mesh file="ell.stl"/></asset><worldbody>
+      <body name="ell"><freejoint/><geom type="mesh" mesh="ell" density="800"/></body>
+    </worldbody></mujoco>"""
+    result, model, _ = compile_both(tmp_path, xml)
+    col = result.scene.bodies[0].colliders[0]
+    assert col.density == pytest.approx(800 * 3.0 / 3.5, rel=TOL)
+    mass, _ = derived_mass_and_com(result.scene.bodies[0], result.scene, base_dir=tmp_path)
+    assert mass == pytest.approx(model.body_mass[1], rel=TOL)
+    assert any(d.code == "W705" for d in result.diagnostics)

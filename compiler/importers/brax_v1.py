@@ -490,6 +490,9 @@ class _Importer:
             if j.get(field):
                 doc.append(f"Brax {field} {common.fmt(j.get(field))} (joint spring strength in "
                            "Brax's spring mode; not converted)")
+                self.rep.add("W707", f"joint '{name}': {field} not converted (scenec joints are "
+                             "exact; their limits use the options' limit softness)", j.span_of(field),
+                             "set limit_time_constant on the hinges to soften their limits")
         for i, lim in enumerate(limits):
             lo, hi = lim.get("min", 0.0) * DEG, lim.get("max", 0.0) * DEG
             if lo == hi:

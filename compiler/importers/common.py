@@ -50,6 +50,17 @@ def hull_volume(vertices, scale=(1.0, 1.0, 1.0)) -> float:
     return float(trimesh.convex.convex_hull(pts).volume)
 
 
+def closed_mesh_volume(vertices, faces, scale=(1.0, 1.0, 1.0)) -> float | None:
+    """Volume enclosed by a watertight triangle mesh (what MuJoCo weighs), None if not closed."""
+    import trimesh
+
+    pts = np.asarray(vertices, dtype=float).reshape(-1, 3) * np.asarray(scale, dtype=float)
+    mesh = trimesh.Trimesh(pts, np.asarray(faces, dtype=np.int64).reshape(-1, 3), process=True)
+    if not mesh.is_watertight:
+        return None
+    return abs(float(mesh.volume))
+
+
 def collider_volume(col: scene_pb2.Collider, meshes: dict) -> float | None:
     """Volume of a scene collider; `meshes` maps mesh name -> (vertices (n, 3), scale (3,))."""
     shape = col.WhichOneof("shape")

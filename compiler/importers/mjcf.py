@@ -580,11 +580,16 @@ class _Importer:
         self.scene.meshes.append(msg)
 
     def _mesh_vertices(self, name: str):
+        verts, _, scale = self._mesh_data(name)
+        return verts, scale
+
+    def _mesh_data(self, name: str):
+        """(vertices (n, 3), faces (m, 3), scale (3,)) of a mesh asset, read on first use."""
         path, verts, faces, scale = self.meshes[name]
         if verts is None:
             verts, faces = common.load_mesh_file(path)
             self.meshes[name] = (path, verts, faces, scale)
-        return verts, scale or [1.0, 1.0, 1.0]
+        return verts, faces, scale or [1.0, 1.0, 1.0]
 
     def _hfield_asset(self, el: Element) -> None:
         name = el.get("name") or (pathlib.PurePath(el.get("file")).stem if el.get("file") else "")
@@ -986,7 +991,27 @@ class _Importer:
                              el.span)
                 return
             col.density = mass / volume
+        elif shape == "mesh":
+            self._mesh_density(el, col, where, MJ_DEFAULT_DENSITY if density is None else density)
         elif density is not None and density != MJ_DEFAULT_DENSITY:
+            col.density = density
+
+    def _mesh_density(self, el, col, where, density: float) -> None:
+        """MuJoCo weighs a closed mesh by its own volume, scenec by its convex hull's: for a
+        non-convex mesh the density is scaled so that the mass stays MuJoCo's."""
+        try:
+            verts, faces, scale = self._mesh_data(col.mesh.mesh)
+        except (OSError, ValueError) as e:
+            self.rep.add("E712", f"cannot read mesh '{col.mesh.mesh}' for the volume of {where}: "
+                         f"{e}", el.span)
+            return
+        hull = common.hull_volume(verts, scale)
+        own = common.closed_mesh_volume(verts, faces, scale)
+        if own is not None and hull > 0 and abs(own - hull) > 1e-9 * hull:
+            col.density = density * own / hull
+            self.rep.add("W705", f"{where}: non-convex mesh; density scaled by its volume over its "
+                         "convex hull's so that the mass is MuJoCo's", el.span)
+        elif density != MJ_DEFAULT_DENSITY:
             col.density = density
 
     # ----------------------------------------------------------------------------- other sections
