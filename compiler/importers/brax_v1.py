@@ -200,6 +200,10 @@ class _Importer:
                     close = difflib.get_close_matches(ref, sorted(bodies), n=1)
                     self.rep.add("E706", f"joint '{jn}' names {end} body '{ref}', which does not "
                                  "exist", j.span_of(end), f"did you mean '{close[0]}'?" if close else "")
+            if len(j.get("angle_limit", [])) > 3:
+                self.rep.add("E714", f"joint '{jn}' has {len(j.get('angle_limit'))} angle limits; "
+                             "a joint has at most 3 (about its x, y, z axes)",
+                             j.span_of("angle_limit"))
             child = j.get("child", "")
             if child in children:
                 self.rep.add("E716", f"body '{child}' is the child of two joints "
