@@ -35,7 +35,7 @@ import numpy as np
 from scenec.compiler.importers import ImportResult, Reporter, common, frames
 from scenec.compiler.importers.mjcf_schema import (
     ACTUATOR_TAGS, COSMETIC_SECTIONS, DROPPED, ELEMENTS, FLAG_DEFAULTS, IGNORED_ATTRS,
-    IGNORED_SECTIONS, SUPPORTED_ACTUATORS, UNSUPPORTED,
+    IGNORED_DEFAULTS, IGNORED_SECTIONS, SUPPORTED_ACTUATORS, UNSUPPORTED,
 )
 from scenec.compiler.importers.xmltree import Element, XmlError, parse
 from scenec.schema import scene_pb2
@@ -73,6 +73,17 @@ class _BodyCtx:
     @property
     def joint_parent(self) -> str:
         return "world" if self.is_world else self.name
+
+
+def _same_value(text: str, default: str | None) -> bool:
+    """Whether an attribute's text says the same as MuJoCo's default (numbers compared as such)."""
+    if default is None:
+        return False
+    a, b = text.split(), default.split()
+    try:
+        return len(a) == len(b) and all(float(x) == float(y) for x, y in zip(a, b))
+    except ValueError:
+        return a == b
 
 
 def import_mjcf(data: bytes | str, *, file: str = "<string>", base_dir=".", out_dir=None,
@@ -396,7 +407,7 @@ class _Importer:
         tag = group if group in ("geom", "joint", "pair", "mesh", "actuator") else None
         for a in sorted(IGNORED_ATTRS.get(group, ())):
             got = self.eff(el, a, tag)
-            if got is not None:
+            if got is not None and not _same_value(got[0], IGNORED_DEFAULTS.get(a)):
                 self.rep.add("W704", f"'{a}' of <{el.tag}> ignored: scenec has no equivalent",
                              got[1])
 

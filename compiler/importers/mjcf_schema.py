@@ -144,6 +144,18 @@ IGNORED_ATTRS = {
     "actuator": {"actlimited", "actrange", "cranklength", "actdim", "actearly", "nsample",
                  "interp", "delay", "lengthrange", "dampratio", "timeconst", "inheritrange"},
 }
+# MuJoCo's defaults of the ignored attributes: given at their default they change nothing, so no
+# warning.
+IGNORED_DEFAULTS = {
+    "priority": "0", "solmix": "1", "margin": "0", "gap": "0", "shellinertia": "false",
+    "fluidshape": "none", "springdamper": "0 0", "actuatorfrclimited": "auto",
+    "actuatorgravcomp": "false", "frictionloss": "0", "gravcomp": "0", "boundmass": "0",
+    "boundinertia": "0", "settotalmass": "-1", "balanceinertia": "false",
+    "inertiagrouprange": "0 5", "discardvisual": "false", "alignfree": "false",
+    "actlimited": "auto", "actearly": "false", "actdim": "-1", "nsample": "0", "delay": "0",
+    "cranklength": "0", "inheritrange": "0", "lengthrange": "0 0",
+}
+
 # Flags whose MuJoCo default is "enable" and that the importer maps; any other flag changed from
 # its default is a warning (W704).
 FLAG_DEFAULTS = {
