@@ -34,8 +34,10 @@ Reading of the format (README + the published brax 0.0.x semantics), and the con
   material friction/elasticity → friction/restitution; no_contact → group 0 / mask 0.
 - Actuators: `torque` → a motor per hinge, gear = strength, ctrl_range [-1, 1]; `angle` → a
   position actuator per hinge, kp = strength, ctrl_range = the hinge's range (radians; Brax's
-  action is in degrees). Forces: a `thruster` on a body moved by slide joints → a motor on each
-  slide; otherwise forces are dropped (W707).
+  action is in degrees). Forces: when every force pushes a body that moves on slide joints
+  from the world (thruster) or turns on hinges from the world (twister), each becomes a motor per
+  such joint (the pendulums' cart thrusters); otherwise they are inputs the environment code
+  drives (the swimmer's drag) and all are dropped (W707).
 - Options: dt → timestep, substeps, gravity (zero unless given), friction, elasticity → restitution.
   `collide_include` → contacts.include (exact names); present but naming no body → nothing collides
   (every collider gets group 0 and mask 0).
@@ -523,7 +525,8 @@ class _Importer:
             out.append(hname)
         if len(out) > 1:
             self.notes[("joints", first)] = (f"Brax joint '{name}': {len(out)} rotational dofs "
-                                             "about the joint frame's x, y, z axes, in order")
+                                             "about the joint frame's x, y, z axes, in order "
+                                             "(axes in the child frame at the reference pose)")
         return out
 
     # ----------------------------------------------------------------------------- colliders
