@@ -1,0 +1,130 @@
+"""Cost of each collision kernel: XLA FLOPs for one pair, and microseconds per pair under vmap.
+
+Usage: python tools/bench_kernels.py [--batch 4096] [--repeats 20] [--kernels box_box,plane_box]
+
+For every kernel in `collision.KERNELS` it builds `batch` random pairs near contact (meshes: random
+12-point hulls; height field: a 33 x 33 random grid with a window sized for the partner), compiles
+`jit(vmap(kernel))`, and reports the best of `repeats` timed runs divided by the batch, the FLOPs XLA
+estimates for one pair (`cost_analysis()` of the unbatched kernel), the compile time, and the contact
+rows. Not a test: figures depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy.spatial import ConvexHull
+
+from scenec.runtime import collision, collision_data
+from scenec.runtime.collision_table import PAIRS, Shape
+
+
+def _rotations(rng, n):
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    w, x, y, z = q.T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+    ], axis=1)
+
+
+def _hull(rng, npoint=12):
+    pts = rng.normal(size=(npoint, 3)) * 0.3
+    h = ConvexHull(pts)
+    v = pts[h.vertices]
+    return v, ConvexHull(v).simplices
+
+
+def _geoms(shape: Shape, n: int, rng, near):
+    """n geoms of one shape, batched; `near` (n, 3) positions to put them at."""
+    mat = _rotations(rng, n)
+    mesh = hfield = None
+    if shape == Shape.PLANE:
+        size = np.tile([5.0, 5.0, 0.0], (n, 1))
+        mat = np.tile(np.eye(3), (n, 1, 1))
+    elif shape == Shape.SPHERE:
+        size = np.stack([rng.uniform(0.1, 0.3, n), np.zeros(n), np.zeros(n)], -1)
+    elif shape == Shape.CAPSULE:
+        size = np.stack([rng.uniform(0.05, 0.2, n), rng.uniform(0.1, 0.4, n), np.zeros(n)], -1)
+    elif shape == Shape.BOX:
+        size = rng.uniform(0.1, 0.4, (n, 3))
+    elif shape == Shape.MESH:
+        size = np.zeros((n, 3))
+        v, f = _hull(rng)
+        budget = dict(vertex_budget=16, face_budget=32, edge_budget=48)
+        data = collision_data.convex_mesh_data(v, f, **budget)
+        mesh = jax.tree.map(lambda x: jnp.asarray(np.broadcast_to(x, (n,) + x.shape), jnp.float32), data)
+    else:
+        size = np.tile([4.0, 4.0, 0.0], (n, 1))
+        mat = np.tile(np.eye(3), (n, 1, 1))
+        elev = 0.1 * rng.normal(size=(33, 33))
+        data = collision_data.heightfield_data(elev, 4.0, 4.0, reach=0.6)
+        hfield = jax.tree.map(lambda x: jnp.asarray(np.broadcast_to(x, (n,) + x.shape)), data)
+        hfield = hfield._replace(padded_elevation=hfield.padded_elevation.astype(jnp.float32))
+    f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
+    return collision.Geom(f32(near), f32(mat), f32(size), mesh, hfield)
+
+
+def _pairs(a: Shape, b: Shape, n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    ground = a in (Shape.PLANE, Shape.HEIGHTFIELD)
+    p1 = np.zeros((n, 3)) if ground else rng.normal(size=(n, 3)) * 0.05
+    offset = rng.normal(size=(n, 3))
+    offset /= np.linalg.norm(offset, axis=1, keepdims=True)
+    p2 = p1 + offset * rng.uniform(0.1, 0.6, (n, 1))
+    if ground:
+        p2 = np.concatenate([rng.uniform(-1, 1, (n, 2)), rng.uniform(0.0, 0.4, (n, 1))], -1)
+    return _geoms(a, n, rng, p1), _geoms(b, n, rng, p2)
+
+
+def _one(g):
+    return jax.tree.map(lambda x: x[0], g)
+
+
+def bench(name: str, a: Shape, b: Shape, batch: int, repeats: int) -> dict:
+    kernel = collision.KERNELS[name]
+    g1, g2 = _pairs(a, b, batch, seed=int(a) * 10 + int(b))
+    cost = jax.jit(kernel).lower(_one(g1), _one(g2)).compile().cost_analysis()
+    if isinstance(cost, (list, tuple)):
+        cost = cost[0]
+    flops = float(cost.get("flops", float("nan"))) if cost else float("nan")
+    f = jax.jit(jax.vmap(kernel))
+    t0 = time.perf_counter()
+    out = f(g1, g2)
+    jax.block_until_ready(out)
+    compile_s = time.perf_counter() - t0
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        jax.block_until_ready(f(g1, g2))
+        best = min(best, time.perf_counter() - t0)
+    active = float(np.mean(np.sum(np.asarray(out.active), axis=1)))
+    return {"kernel": name, "ncon": out.dist.shape[1], "flops": flops, "us_per_pair": 1e6 * best / batch,
+            "compile_s": compile_s, "mean_active": active}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=4096)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--kernels", default="", help="comma-separated kernel names (default: all)")
+    args = parser.parse_args(argv)
+    wanted = set(filter(None, args.kernels.split(",")))
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}; batch {args.batch}")
+    print(f"{'kernel':22s} {'ncon':>4s} {'flops/pair':>11s} {'us/pair':>9s} {'compile s':>9s} {'active':>6s}")
+    for (a, b), info in PAIRS.items():
+        if wanted and info.kernel not in wanted:
+            continue
+        r = bench(info.kernel, a, b, args.batch, args.repeats)
+        print(f"{r['kernel']:22s} {r['ncon']:4d} {r['flops']:11.0f} {r['us_per_pair']:9.3f} "
+              f"{r['compile_s']:9.2f} {r['mean_active']:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
