@@ -21,6 +21,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("scenec.compiler.cmd_check", "check scenes and report every problem (no jax)"),
     "schema": ("scenec.compiler.cmd_schema", "print the JSON Schema of the YAML scene format"),
     "import": ("scenec.compiler.cmd_import", "convert an MJCF, URDF or Brax v1 model to a scene"),
+    "compile": ("scenec.compiler.cmd_compile", "compile a scene into a model, a step module and a report"),
+    "run": ("scenec.compiler.cmd_run", "run many copies of a scene with random actions, and time it"),
+    "explain-pairs": ("scenec.compiler.cmd_explain_pairs", "list every collider pair, kept or pruned, and why"),
+    "dump-ir": ("scenec.compiler.cmd_dump_ir", "print the IR after a pass (deterministic)"),
+    "dump-jaxpr": ("scenec.compiler.cmd_dump_jaxpr", "print the jaxpr of the compiled step"),
 }
 
 EXIT_INTERNAL = 3

@@ -25,7 +25,7 @@ DEFAULTS = {
     "gravity": (0.0, 0.0, -9.81),
     "solver_iterations": 4,
     "friction": 1.0,
-    "time_constant": 0.02,
+    "time_constant": 0.01,   # resting penetration ≈ g·τ² ≈ 1 mm (constraints.py)
     "damping_ratio": 1.0,
     "density": 1000.0,
     "group": 1,
@@ -61,6 +61,16 @@ def quat_mul(p, q):
             pw * qx + px * qw + py * qz - pz * qy,
             pw * qy - px * qz + py * qw + pz * qx,
             pw * qz + px * qy - py * qx + pz * qw)
+
+
+def quat_z_to(d) -> ir.Quat:
+    """The shortest rotation taking the z axis onto direction d (non-zero)."""
+    n = math.sqrt(sum(x * x for x in d))
+    x, y, z = (v / n for v in d)
+    if z < -1.0 + 1e-12:  # opposite: half a turn about x
+        return (0.0, 1.0, 0.0, 0.0)
+    # q = (1 + z, e_z × d) normalised: half the angle between z and d
+    return _normalized((1.0 + z, -y, x, 0.0))
 
 
 def _normalized(v):
@@ -218,11 +228,19 @@ def _collider(c, body_name, index, options, span) -> ir.Collider:
     kind = c.WhichOneof("shape")
     size = (0.0, 0.0, 0.0)
     mesh = hfield = None
+    pos, quat = _vec(c.pos, (0.0, 0.0, 0.0)), _rotation(c)
     if kind == "plane":
         sx, sy = _vec(c.plane.size, DEFAULTS["plane_size"])
         shape, size = Shape.PLANE, (sx, sy, 0.0)
     elif kind == "sphere":
         shape, size = Shape.SPHERE, (float(c.sphere.radius), 0.0, 0.0)
+    elif kind == "capsule" and len(c.capsule.fromto) == 6:
+        a, b = c.capsule.fromto[:3], c.capsule.fromto[3:]
+        d = [b[k] - a[k] for k in range(3)]
+        length = math.sqrt(sum(x * x for x in d))
+        shape, size = Shape.CAPSULE, (float(c.capsule.radius), 0.5 * length, 0.0)
+        pos = tuple(0.5 * (a[k] + b[k]) for k in range(3))
+        quat = quat_z_to(d) if length > 0 else (1.0, 0.0, 0.0, 0.0)
     elif kind == "capsule":
         shape, size = Shape.CAPSULE, (float(c.capsule.radius), float(c.capsule.half_length), 0.0)
     elif kind == "box":
@@ -235,7 +253,7 @@ def _collider(c, body_name, index, options, span) -> ir.Collider:
         shape = Shape.SPHERE
     return ir.Collider(
         name=c.name or f"{body_name}/{index}", body=body_name,
-        pos=_vec(c.pos, (0.0, 0.0, 0.0)), quat=_rotation(c), shape=shape, size=size,
+        pos=pos, quat=quat, shape=shape, size=size,
         mesh=mesh, hfield=hfield,
         friction=float(_opt(c, "friction", options.friction)),
         restitution=float(_opt(c, "restitution", options.restitution)),

@@ -17,7 +17,6 @@ from scenec.runtime.collision_table import Shape
 
 from . import ir
 from .ir import Kind
-from .passes.geometry import quat_to_mat
 from .passes.topology import relative_pose
 
 
@@ -189,6 +188,8 @@ def lower(scene: ir.SceneIR):
         geom_body_id=i32([bi for bi, _ in geoms]), geom_shape=i32([int(c.shape) for _, c in geoms]),
         pair_groups=tuple(groups), substeps=opts.substeps, solver_iterations=opts.solver_iterations,
         cone=opts.cone, dtype=np.dtype(dtype).name,
+        body_names=tuple(b.name for b in bodies), jnt_names=tuple(topo.joints),
+        actuator_names=tuple(a.name for a in acts), geom_names=tuple(c.name for _, c in geoms),
         timestep=arr(opts.timestep), gravity=arr(opts.gravity),
         body_pos=arr(body_pos), body_quat=arr(body_quat), body_mass=arr(body_mass),
         body_com=arr(body_com), body_inertia=arr(body_inertia),
@@ -210,6 +211,7 @@ def lower(scene: ir.SceneIR):
         geom_friction=arr([c.friction for _, c in geoms], (len(geoms),)),
         geom_restitution=arr([c.restitution for _, c in geoms], (len(geoms),)),
         geom_solref=arr([c.solref for _, c in geoms], (len(geoms), 2)),
+        geom_rgba=arr([c.rgba or default_rgba(c) for _, c in geoms], (len(geoms), 4)),
         geom_mesh=tuple(geom_mesh), geom_hfield=tuple(geom_hfield),
         pair_friction=arr(pair_friction, (len(pair_friction),)),
         pair_restitution=arr(pair_restitution, (len(pair_restitution),)),
@@ -226,4 +228,8 @@ def mesh_budget(scene: ir.SceneIR) -> dict:
             "edge_budget": max(nvert + nface - 2, 6)}  # Euler: E = V + F - 2 for a closed hull
 
 
-_ = quat_to_mat  # re-exported for lower's callers that need the same rotation convention
+def default_rgba(c: ir.Collider) -> tuple:
+    """Display colour when the author gave none: ground grey, movers a warm tone."""
+    if c.shape in (Shape.PLANE, Shape.HEIGHTFIELD):
+        return (0.55, 0.6, 0.65, 1.0)
+    return (0.85, 0.55, 0.3, 1.0)

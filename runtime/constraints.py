@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import math as sm
-from .dynamics import solve
+from .plan import plan_of
 from .kinematics import Frames, geom_poses
 from .types import JointKind, Model
 
@@ -62,25 +62,25 @@ def _tangents(n):
 
 def _chain_mask(m: Model, body: int) -> np.ndarray:
     """(nv,) 1 for the dofs that move `body` (its own and its ancestors'), else 0."""
-    mask = np.zeros(m.nv)
-    b = body
-    while b > 0:
-        a, n = m.body_dof_adr[b], m.body_dof_num[b]
-        mask[a:a + n] = 1.0
-        b = m.body_parent_id[b]
-    return mask
+    return plan_of(m).moves[body]
 
 
-def _contact_blocks(m: Model, f: Frames, cdof):
+def _dot3(a, b):
+    """Σₓ a[..., x]·b[..., x] for a trailing axis of 3, written out so that XLA fuses it."""
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+
+
+def _contact_blocks(m: Model, f: Frames):
     """Run every pair group's kernel; return the contact blocks and what the force output needs."""
     from . import collision
 
     gpos, gmat = geom_poses(m, f)
-    c_ang, c_lin = cdof[:, :3], cdof[:, 3:]
+    dtype = gpos.dtype
+    c_ang, c_lin = f.cdof[:, :3], f.cdof[:, 3:]
     out = {k: [] for k in ("J", "C", "active", "mu", "e", "tc", "dr", "frame", "b1", "b2")}
     pair = 0
     for grp in m.pair_groups:
-        ids1, ids2 = list(grp.geom1), list(grp.geom2)
+        ids1, ids2 = np.asarray(grp.geom1.array), np.asarray(grp.geom2.array)
         npair = len(ids1)
 
         def geoms(ids):
@@ -88,32 +88,25 @@ def _contact_blocks(m: Model, f: Frames, cdof):
             hf = [m.geom_hfield[g] for g in ids]
             stack = lambda xs: None if xs[0] is None else jax.tree_util.tree_map(  # noqa: E731
                 lambda *a: jnp.stack(a), *xs)
-            return collision.Geom(pos=jnp.stack([gpos[g] for g in ids]),
-                                  mat=jnp.stack([gmat[g] for g in ids]),
-                                  size=jnp.stack([m.geom_size[g] for g in ids]),
+            return collision.Geom(pos=gpos[ids], mat=gmat[ids], size=m.geom_size[ids],
                                   mesh=stack(mesh), hfield=stack(hf))
 
         con = jax.vmap(collision.KERNELS[grp.kernel])(geoms(ids1), geoms(ids2))
         ncon = grp.ncon
-        b1 = np.asarray([m.geom_body_id[g] for g in ids1])
-        b2 = np.asarray([m.geom_body_id[g] for g in ids2])
-        mask1 = jnp.asarray(np.stack([_chain_mask(m, b) for b in b1]), cdof.dtype)  # (npair, nv)
-        mask2 = jnp.asarray(np.stack([_chain_mask(m, b) for b in b2]), cdof.dtype)
-        o1 = jnp.stack([f.root_com[b] for b in b1])                                 # (npair, 3)
-        o2 = jnp.stack([f.root_com[b] for b in b2])
-        n = con.normal                                                               # (npair, ncon, 3)
+        body_id = np.asarray(m.geom_body_id.array)
+        b1, b2 = body_id[ids1], body_id[ids2]
+        n = con.normal                                                    # (npair, ncon, 3)
         t1, t2 = _tangents(n)
-        frame = jnp.stack([n, t1, t2], axis=-2)                                      # (npair, ncon, 3, 3)
-        r1 = con.pos - o1[:, None, :]
-        r2 = con.pos - o2[:, None, :]
+        frame = jnp.stack([n, t1, t2], axis=-2)                           # (npair, ncon, 3 rows, 3)
 
-        def rows(r, mask):
-            # n·(v_lin + ω × r) = n·lin + ang·(r × n) for every dof; masked to the body's chain.
-            lin = jnp.einsum("pkrc,vc->pkrv", frame, c_lin)
-            ang = jnp.einsum("pkrc,vc->pkrv", sm.cross(r[:, :, None, :], frame), c_ang)
-            return (lin + ang) * mask[:, None, None, :]
+        def rows(body):
+            # row·(lin_d + ang_d × r) = row·lin_d + ang_d·(r × row), masked to the body's chain.
+            r = con.pos - f.root_com[body][:, None, :]                    # (npair, ncon, 3)
+            rxf = sm.cross(r[:, :, None, :], frame)                       # (npair, ncon, 3, 3)
+            jac = (_dot3(frame[..., None, :], c_lin) + _dot3(rxf[..., None, :], c_ang))
+            return jac * jnp.asarray(plan_of(m).moves[body], dtype)[:, None, None, :]
 
-        jac = rows(r2, mask2) - rows(r1, mask1)                                      # (npair, ncon, 3, nv)
+        jac = rows(b2) - rows(b1)                                         # (npair, ncon, 3, nv)
         sl = slice(pair, pair + npair)
         out["J"].append(jac.reshape(npair * ncon, 3, m.nv))
         out["C"].append(con.dist.reshape(-1))
@@ -130,47 +123,53 @@ def _contact_blocks(m: Model, f: Frames, cdof):
 
 
 def _limit_blocks(m: Model, q):
-    """Rows for joint limits: hinge/slide get a lower and an upper block, a ball one cone block."""
+    """One block per limited joint. Hinge/slide: the row pushes away from the nearer end of the range
+    (its distance is the smaller of the two). Ball: the cone angle's distance to its maximum."""
     dtype = q.dtype
+    kinds = np.asarray(m.jnt_kind.array)
+    limited = np.asarray(m.jnt_limited.array)
     J, C, tc, dr = [], [], [], []
-    for j in range(m.njnt):
-        if not m.jnt_limited[j]:
-            continue
-        kind = JointKind(m.jnt_kind[j])
+    one = np.flatnonzero(limited & ((kinds == JointKind.HINGE) | (kinds == JointKind.SLIDE)))
+    if len(one):
+        a = np.asarray(m.jnt_qpos_adr.array)[one]
+        d = np.asarray(m.jnt_dof_adr.array)[one]
+        lo, hi = m.jnt_range[one, 0], m.jnt_range[one, 1]
+        below, above = q[a] - lo, hi - q[a]
+        lower_nearer = below < above
+        sign = jnp.where(lower_nearer, 1.0, -1.0).astype(dtype)
+        rows = np.zeros((len(one), 3, m.nv))
+        rows[np.arange(len(one)), 0, d] = 1.0
+        J.append(jnp.asarray(rows, dtype) * sign[:, None, None])
+        C.append(jnp.where(lower_nearer, below, above))
+        tc.append(m.jnt_limit_solref[one, 0])
+        dr.append(m.jnt_limit_solref[one, 1])
+    balls = np.flatnonzero(limited & (kinds == JointKind.BALL))
+    for j in balls:
         a, d = m.jnt_qpos_adr[j], m.jnt_dof_adr[j]
-        lo, hi = m.jnt_range[j, 0], m.jnt_range[j, 1]
-        if kind in (JointKind.HINGE, JointKind.SLIDE):
-            for sign, dist in ((1.0, q[a] - lo), (-1.0, hi - q[a])):
-                row = np.zeros((3, m.nv))
-                row[0, d] = sign
-                J.append(jnp.asarray(row, dtype))
-                C.append(dist)
-                tc.append(m.jnt_limit_solref[j, 0])
-                dr.append(m.jnt_limit_solref[j, 1])
-        elif kind is JointKind.BALL:
-            quat = sm.normalize(q[a:a + 4])
-            quat = quat * jnp.where(quat[0] < 0, -1.0, 1.0)      # the short way round
-            vec = quat[1:]
-            sin_half = sm.safe_norm(vec)
-            angle = 2.0 * jnp.arctan2(sin_half, quat[0])
-            axis = vec / jnp.where(sin_half > 0, sin_half, 1.0)
-            row = jnp.zeros((3, m.nv), dtype).at[0, d:d + 3].set(-axis)   # angle grows along axis
-            J.append(row)
-            C.append(hi - angle)
-            tc.append(m.jnt_limit_solref[j, 0])
-            dr.append(m.jnt_limit_solref[j, 1])
+        quat = sm.normalize(q[a:a + 4])
+        quat = quat * jnp.where(quat[0] < 0, -1.0, 1.0)      # the short way round
+        vec = quat[1:]
+        sin_half = sm.safe_norm(vec)
+        angle = 2.0 * jnp.arctan2(sin_half, quat[0])
+        axis = vec / jnp.where(sin_half > 0, sin_half, 1.0)
+        row = jnp.zeros((1, 3, m.nv), dtype).at[0, 0, d:d + 3].set(-axis)   # the angle grows along axis
+        J.append(row)
+        C.append((m.jnt_range[j, 1] - angle)[None])
+        tc.append(m.jnt_limit_solref[j, 0][None])
+        dr.append(m.jnt_limit_solref[j, 1][None])
     return J, C, tc, dr
 
 
-def solve_velocity(m: Model, f: Frames, fac, q, qd, qd_free, h):
-    """Constrained velocity (list of nv scalars) and the (nbody, 3) world contact force per body."""
+def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
+    """Constrained velocity (nv,) and the (nbody, 3) world contact force per body.
+
+    minv: (nv, nv) inverse of the mass matrix the smooth step used (with armature and h·damping)."""
     dtype = q.dtype
     zero_force = jnp.zeros((m.nbody, 3), dtype)
     if not has_constraints(m) or m.nv == 0:
         return qd_free, zero_force
 
-    cdof = jnp.stack(f.cdof)                                             # (nv, 6)
-    con = _contact_blocks(m, f, cdof) if m.pair_groups else None
+    con = _contact_blocks(m, f) if m.pair_groups else None
     lJ, lC, ltc, ldr = _limit_blocks(m, q)
 
     Js, Cs, act, mus, es, tcs, drs = [], [], [], [], [], [], []
@@ -185,13 +184,14 @@ def solve_velocity(m: Model, f: Frames, fac, q, qd, qd_free, h):
         drs += con["dr"]
         ncontact = sum(x.shape[0] for x in con["J"])
     if lJ:
-        Js.append(jnp.stack(lJ))
-        Cs.append(jnp.stack(lC))
-        act.append(jnp.ones(len(lJ), dtype))
-        mus.append(jnp.zeros(len(lJ), dtype))
-        es.append(jnp.zeros(len(lJ), dtype))
-        tcs.append(jnp.stack(ltc))
-        drs.append(jnp.stack(ldr))
+        nlim = sum(x.shape[0] for x in lJ)
+        Js += lJ
+        Cs += lC
+        act.append(jnp.ones(nlim, dtype))
+        mus.append(jnp.zeros(nlim, dtype))
+        es.append(jnp.zeros(nlim, dtype))
+        tcs += ltc
+        drs += ldr
     J = jnp.concatenate(Js)                                            # (nb, 3, nv)
     C = jnp.concatenate(Cs)
     active = jnp.concatenate(act)
@@ -201,11 +201,10 @@ def solve_velocity(m: Model, f: Frames, fac, q, qd, qd_free, h):
     dr = jnp.concatenate(drs)
     nb = J.shape[0]
 
-    W = jnp.stack(solve(fac, [J[..., d] for d in range(m.nv)]), axis=-1)   # (nb, 3, nv) = (M⁻¹Jᵀ)ᵀ
+    W = sum(J[..., k:k + 1] * minv[k] for k in range(m.nv))           # (nb, 3, nv) rows of J·M⁻¹
     A = jnp.sum(J * W, axis=-1)                                        # (nb, 3) diagonal of J M⁻¹ Jᵀ
     m_eff = jnp.where(A > _TINY, 1.0 / jnp.where(A > _TINY, A, 1.0), 0.0)
-    qd0 = jnp.stack(qd) if isinstance(qd, (list, tuple)) else qd
-    v_before = jnp.sum(J[:, 0, :] * qd0, axis=-1)                      # (nb,) normal velocity at start
+    v_before = jnp.sum(J[:, 0, :] * qd, axis=-1)                       # (nb,) normal velocity at start
 
     bias_rate, mass_scale, impulse_scale = _soft(tc, dr, h)
     speculative = C > 0
@@ -234,7 +233,7 @@ def solve_velocity(m: Model, f: Frames, fac, q, qd, qd_free, h):
         qd_vec, lam = jax.lax.scan(block_update, qd_vec, blocks)
         return (qd_vec, lam), None
 
-    qd_vec = jnp.stack(qd_free)
+    qd_vec = qd_free
     lam0 = jnp.zeros((nb, 3), dtype)
     (qd_vec, lam), _ = jax.lax.scan(sweep, (qd_vec, lam0), None, length=m.solver_iterations)
 
@@ -261,4 +260,4 @@ def solve_velocity(m: Model, f: Frames, fac, q, qd, qd_free, h):
         scatter[b2, np.arange(ncontact)] += 1.0
         scatter[b1, np.arange(ncontact)] -= 1.0
         force = jnp.asarray(scatter, dtype) @ world
-    return [qd_vec[d] for d in range(m.nv)], force
+    return qd_vec, force

@@ -8,8 +8,8 @@ nothing in here branches on a traced value.
 Per substep of length h = timestep / substeps (semi-implicit Euler, as MuJoCo's Euler integrator):
   1. kinematics: body poses, centres of mass, motion subspaces from q
   2. velocities: body spatial velocities and the derivatives of the motion subspaces from qd
-  3. inertia: composite rigid-body inertias, the sparse mass matrix with armature and h·damping on its
-     diagonal (damping is integrated implicitly, as MuJoCo does), and its tree factorisation
+  3. inertia: composite rigid-body inertias, the mass matrix (the tree's sparsity pattern) with armature
+     and h·damping on its diagonal (damping is integrated implicitly, as MuJoCo does), and its inverse
   4. forces: actuators + joint springs and damping − bias (Coriolis, centrifugal, gravity)
   5. smooth acceleration qacc = M⁻¹ τ
   6. constraints: contacts and joint limits correct the new velocity (constraints.py)
@@ -31,8 +31,8 @@ def init(m: Model, q=None, qd=None) -> State:
     q = m.q0 if q is None else jnp.asarray(q, m.q0.dtype)
     qd = m.qd0 if qd is None else jnp.asarray(qd, m.qd0.dtype)
     f = kinematics.forward_kinematics(m, q)
-    return State(q=q, qd=qd, time=jnp.zeros((), q.dtype), xpos=jnp.stack(f.xpos),
-                 xquat=jnp.stack(f.xquat), contact_force=jnp.zeros((m.nbody, 3), q.dtype))
+    return State(q=q, qd=qd, time=jnp.zeros((), q.dtype), xpos=f.xpos, xquat=f.xquat,
+                 contact_force=jnp.zeros((m.nbody, 3), q.dtype))
 
 
 def step(m: Model, state: State, action) -> State:
@@ -46,24 +46,19 @@ def step(m: Model, state: State, action) -> State:
         with jax.named_scope("kinematics"):
             f = kinematics.forward_kinematics(m, q)
         with jax.named_scope("velocities"):
-            vel = dynamics.com_velocities(m, f, qd)
+            cvel, cdof_dot = dynamics.com_velocities(m, f, qd)
         with jax.named_scope("inertia"):
             cinert = dynamics.body_inertias(m, f)
-            crb = dynamics.composite_inertias(m, cinert)
-            diag_extra = [m.dof_armature[d] + h * m.dof_damping[d] for d in range(m.nv)]
-            fac = dynamics.factor(m, dynamics.mass_matrix(m, f, crb, diag_extra))
+            mass = dynamics.mass_matrix(m, f, cinert, m.dof_armature + h * m.dof_damping)
+            minv = dynamics.inverse_spd(mass)
         with jax.named_scope("forces"):
-            act = dynamics.actuator_forces(m, q, qd, action)
-            passive = dynamics.passive_forces(m, q, qd)
-            bias = dynamics.bias_forces(m, f, vel, cinert, m.gravity, qd)
-            tau = [act[d] + passive[d] - bias[d] for d in range(m.nv)]
+            tau = (dynamics.actuator_forces(m, q, qd, action) + dynamics.passive_forces(m, q, qd)
+                   - dynamics.bias_forces(m, f, cvel, cdof_dot, cinert, m.gravity, qd))
         with jax.named_scope("acceleration"):
-            qacc = dynamics.solve(fac, tau)
-            qd_free = [qd[d] + h * qacc[d] for d in range(m.nv)]
+            qd_free = qd + h * (minv @ tau)
         with jax.named_scope("constraints"):
-            qd_new, cforce = constraints.solve_velocity(m, f, fac, q, qd, qd_free, h)
+            qd_new, cforce = constraints.solve_velocity(m, f, minv, q, qd, qd_free, h)
         with jax.named_scope("integration"):
-            qd_new = jnp.stack(qd_new) if m.nv else qd
             q_new = integrate_positions(m, q, qd_new, h)
         return (q_new, qd_new, cforce), None
 
@@ -72,8 +67,8 @@ def step(m: Model, state: State, action) -> State:
                                       length=m.substeps)
     with jax.named_scope("outputs"):
         f = kinematics.forward_kinematics(m, q)
-    return State(q=q, qd=qd, time=state.time + m.timestep, xpos=jnp.stack(f.xpos),
-                 xquat=jnp.stack(f.xquat), contact_force=cforce)
+    return State(q=q, qd=qd, time=state.time + m.timestep, xpos=f.xpos, xquat=f.xquat,
+                 contact_force=cforce)
 
 
 def integrate_positions(m: Model, q, qd, h):

@@ -50,16 +50,17 @@ class ActuatorKind(enum.IntEnum):
 class Static:
     """A read-only numpy array that hashes and compares by content (usable as pytree aux data)."""
 
-    __slots__ = ("array", "_key")
+    __slots__ = ("array", "_key", "_hash")
 
     def __init__(self, array):
         a = np.array(array)
         a.setflags(write=False)
         self.array = a
         self._key = (a.dtype.str, a.shape, a.tobytes())
+        self._hash = hash(self._key)
 
     def __hash__(self):
-        return hash(self._key)
+        return self._hash
 
     def __eq__(self, other):
         return isinstance(other, Static) and self._key == other._key
@@ -169,6 +170,10 @@ class Model:
     solver_iterations: int = static()
     cone: str = static()                # "elliptic" | "pyramidal"
     dtype: str = static()               # "float32" | "float64"
+    body_names: tuple = static()        # (nbody,) "world" first
+    jnt_names: tuple = static()         # (njnt,)
+    actuator_names: tuple = static()    # (nu,)
+    geom_names: tuple = static()        # (ngeom,)
 
     # --- values (traced) -----------------------------------------------------------------------
     timestep: jax.Array                 # () control step, s (each substep is timestep / substeps)
@@ -198,6 +203,7 @@ class Model:
     geom_friction: jax.Array            # (ngeom,)
     geom_restitution: jax.Array         # (ngeom,)
     geom_solref: jax.Array              # (ngeom, 2) contact time constant s, damping ratio
+    geom_rgba: jax.Array                # (ngeom, 4) display colour
     geom_mesh: Any                      # tuple of collision_data.ConvexData per geom (None where unused)
     geom_hfield: Any                    # tuple of collision_data.HeightFieldData per geom (None where unused)
     pair_friction: jax.Array            # (npair,) combined friction of each kept pair, group order

@@ -225,12 +225,14 @@ class Sphere(_message.Message):
     def __init__(self, radius: _Optional[float] = ...) -> None: ...
 
 class Capsule(_message.Message):
-    __slots__ = ("radius", "half_length")
+    __slots__ = ("radius", "half_length", "fromto")
     RADIUS_FIELD_NUMBER: _ClassVar[int]
     HALF_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    FROMTO_FIELD_NUMBER: _ClassVar[int]
     radius: float
     half_length: float
-    def __init__(self, radius: _Optional[float] = ..., half_length: _Optional[float] = ...) -> None: ...
+    fromto: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, radius: _Optional[float] = ..., half_length: _Optional[float] = ..., fromto: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class Box(_message.Message):
     __slots__ = ("half_size",)

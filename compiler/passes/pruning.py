@@ -34,7 +34,7 @@ from ..ir import Kind, diag
 from .geometry import quat_to_mat
 
 REASONS = {
-    "kept": "kept",
+    "kept": "may touch",
     "explicit": "kept: listed in contacts.pairs",
     "same_body": "same body",
     "fused": "bodies fused into one rigid body",

@@ -1,0 +1,151 @@
+"""The Python API: `analyse` (no jax) and `compile` (in memory; `scenec compile` adds `emit`).
+
+Where it sits: the front door of the compiler. `analyse` runs load → validate → front end → passes and
+returns every diagnostic; `check`, `explain-pairs` and `dump-ir` use it without importing jax.
+`compile` adds lowering and returns a `Compiled` whose `step` is jitted, plus the report that
+`report.json` holds.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import time
+
+from scenec.schema import load
+from scenec.schema.diagnostics import SceneError, has_errors
+
+from . import frontend, ir, pipeline
+from .validate import validate
+
+
+@dataclasses.dataclass(frozen=True)
+class Analysis:
+    loaded: object               # schema.Loaded
+    ir: ir.SceneIR | None        # None when the scene could not be built
+    diagnostics: tuple
+    sources: dict
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.diagnostics)
+
+
+def analyse(source, *, allow_outside: bool = False, verify_each: bool = False,
+            stop_after: str | None = None) -> Analysis:
+    """Load, validate and analyse a scene (no jax). Diagnostics are collected, never raised."""
+    t0 = time.perf_counter()
+    loaded = load(source, allow_outside=allow_outside)
+    diags = list(loaded.diagnostics)
+    if not has_errors(diags):
+        diags += validate(loaded)
+    if has_errors(diags):
+        return Analysis(loaded, None, tuple(diags), loaded.sources)
+    scene = frontend.build(loaded)
+    scene = scene.replace(timings=(("load+validate+frontend", time.perf_counter() - t0),))
+    if not has_errors(scene.diagnostics):
+        scene = pipeline.run_passes(scene, verify_each=verify_each, stop_after=stop_after)
+    return Analysis(loaded, scene, tuple(diags) + scene.diagnostics, loaded.sources)
+
+
+def frontend_only(source, *, allow_outside: bool = False) -> ir.SceneIR:
+    """The IR as the front end builds it, before any pass (for `dump-ir --after frontend`)."""
+    return frontend.build(load(source, allow_outside=allow_outside))
+
+
+@dataclasses.dataclass(frozen=True)
+class Compiled:
+    """A compiled scene in memory: `model`, `init()`, jitted `step(state, action)`, and the report."""
+
+    model: object
+    ir: ir.SceneIR
+    report: dict
+    diagnostics: tuple = ()
+
+    def init(self, q=None, qd=None):
+        from scenec.runtime import step as rstep
+
+        return rstep.init(self.model, q, qd)
+
+    @property
+    def step(self):
+        return _jitted_step(self.model)
+
+
+_JIT = {}
+
+
+def _jitted_step(model):
+    """`step` bound to `model`; one jitted function is shared by every model (structure is static)."""
+    import functools
+
+    if "step" not in _JIT:
+        import jax
+
+        from scenec.runtime import step as rstep
+
+        _JIT["step"] = jax.jit(rstep.step)
+    return functools.partial(_JIT["step"], model)
+
+
+def compile(source, *, allow_outside: bool = False, verify_each: bool = False,
+            measure_jit: bool = True) -> Compiled:
+    """Compile a scene (a path, YAML text or a `scene_pb2.Scene`). Raises `SceneError` with every
+    diagnostic when the scene has errors. With `measure_jit`, the report includes the time jax takes
+    to trace the step and XLA to compile it (for one environment)."""
+    analysis = analyse(source, allow_outside=allow_outside, verify_each=verify_each)
+    if not analysis.ok:
+        raise SceneError(analysis.diagnostics, analysis.sources)
+    from .lower import lower
+
+    t0 = time.perf_counter()
+    model = lower(analysis.ir)
+    lower_s = time.perf_counter() - t0
+    report = build_report(analysis.ir, model, lower_s)
+    if measure_jit:
+        report["jit"] = measure_compile(model)
+    return Compiled(model=model, ir=analysis.ir, report=report, diagnostics=analysis.diagnostics)
+
+
+def measure_compile(model, batch: int | None = None) -> dict:
+    """Seconds spent tracing/lowering the step and compiling it with XLA (batch None: one env)."""
+    import jax
+    import jax.numpy as jnp
+
+    from scenec.runtime import step as rstep
+
+    state = rstep.init(model)
+    action = jnp.zeros((model.nu,), state.q.dtype)
+    fn = rstep.step
+    if batch is not None:
+        state = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), state)
+        action = jnp.zeros((batch, model.nu), state.q.dtype)
+        fn = jax.vmap(rstep.step, in_axes=(None, 0, 0))
+    t0 = time.perf_counter()
+    lowered = jax.jit(fn).lower(model, state, action)
+    t1 = time.perf_counter()
+    lowered.compile()
+    t2 = time.perf_counter()
+    return {"trace_s": round(t1 - t0, 4), "xla_s": round(t2 - t1, 4), "batch": batch or 1}
+
+
+def build_report(scene: ir.SceneIR, model, lower_s: float) -> dict:
+    verdicts = scene.pairs or ()
+    by_reason = collections.Counter(v.reason for v in verdicts)
+    return {
+        "scene": scene.name,
+        "source": scene.source,
+        "sha256": scene.source_hash,
+        "passes": [{"name": n, "seconds": round(s, 6)} for n, s in scene.timings]
+                  + [{"name": "lower", "seconds": round(lower_s, 6)}],
+        "counts": {"nbody": model.nbody, "njnt": model.njnt, "nq": model.nq, "nv": model.nv,
+                   "nu": model.nu, "ngeom": model.ngeom},
+        "pairs": {"candidates": len(verdicts), "kept": sum(v.kept for v in verdicts),
+                  "by_reason": dict(sorted(by_reason.items()))},
+        "groups": [{"kernel": g.kernel, "pairs": len(g.pairs), "ncon": g.ncon} for g in scene.groups or ()],
+        "contacts_per_step": sum(len(g.pairs) * g.ncon for g in scene.groups or ()),
+        "fused": {b.name: list(b.fused) for b in scene.bodies if b.fused},
+        "options": {"timestep": scene.options.timestep, "substeps": scene.options.substeps,
+                    "solver_iterations": scene.options.solver_iterations,
+                    "precision": scene.options.precision},
+    }
