@@ -31,103 +31,110 @@ def const(x, dtype):
     return jnp.asarray(x, dtype)
 
 
+def static_apply(matrix, x):
+    """A constant (r, n) matrix applied along the first axis of x (n, ...): one small GEMM."""
+    return jnp.tensordot(const(matrix, x.dtype), x, axes=(1, 0))
+
+
 def com_velocities(m: Model, f: Frames, qd):
-    """(cvel (nbody, 6), cdof_dot (nv, 6))."""
+    """(cvel (nbody, 6, B), cdof_dot (nv, 6, B)) from qd (nv, B)."""
     p = plan_of(m)
-    dtype = qd.dtype
-    cdof_qd = f.cdof * qd[:, None]
-    cvel = const(p.moves, dtype) @ cdof_qd
-    seen = const(p.before, dtype) @ cdof_qd
-    cdof_dot = sm.motion_cross_motion(seen, f.cdof) * const(1.0 - p.dof_trans, dtype)[:, None]
+    cdof_qd = f.cdof * qd[:, None, :]
+    cvel = static_apply(p.moves, cdof_qd)
+    seen = static_apply(p.before, cdof_qd)
+    cdof_dot = sm.motion_cross_motion(seen, f.cdof) * const(1.0 - p.dof_trans, qd.dtype)[:, None, None]
     return cvel, cdof_dot
 
 
 def body_inertias(m: Model, f: Frames):
-    """Each body's spatial inertia about its tree's reference point (world row is zero mass)."""
-    mass = m.body_mass
-    i_world = sm.matmul(sm.matmul(f.xmat, m.body_inertia), jnp.swapaxes(f.xmat, -1, -2))
+    """Each body's spatial inertia about its tree's reference point (the world row has zero mass)."""
+    mass = m.body_mass[:, None]                                          # (nbody, 1)
+    i_world = sm.matmul(sm.matmul(f.xmat, sm.c(m.body_inertia)), sm.transpose(f.xmat))
     c = f.xipos - f.root_com
-    eye = jnp.eye(3, dtype=c.dtype)
-    i_ref = i_world + mass[:, None, None] * (jnp.sum(c * c, -1)[:, None, None] * eye
-                                             - c[:, :, None] * c[:, None, :])
+    eye = np.eye(3)[:, :, None]
+    i_ref = i_world + mass[:, None, None] * (sm.dot(c, c)[:, None, None, :] * eye
+                                             - c[:, :, None, :] * c[:, None, :, :])
     return i_ref, mass[:, None] * c, mass
 
 
 def subtree_sum(m: Model, x):
-    p = plan_of(m)
-    s = const(p.subtree, x.dtype)
-    return jnp.tensordot(s, x, axes=(1, 0))
+    return static_apply(plan_of(m).subtree, x)
 
 
 def mass_matrix(m: Model, f: Frames, cinert, diag_extra):
-    """Dense (nv, nv) joint-space inertia, zero outside the tree's ancestor pattern, plus diag_extra."""
+    """(nv, nv, B) joint-space inertia, zero outside the tree's ancestor pattern, plus diag_extra (nv,)."""
     p = plan_of(m)
+    dtype = f.cdof.dtype
     crb = tuple(subtree_sum(m, x) for x in cinert)
-    body_of_dof = p.dof_body
-    force = sm.inertia_apply(tuple(x[body_of_dof] for x in crb), f.cdof)      # (nv, 6)
-    g = jnp.sum(force[:, None, :] * f.cdof[None, :, :], axis=-1)              # g[i, j] = F_i · cdof_j
-    lower = g * const(p.ancestor, g.dtype)                                    # j ancestor-or-self of i
-    strict = lower * const(1.0 - np.eye(m.nv), g.dtype)
-    return lower + strict.T + jnp.diag(diag_extra)
+    force = sm.inertia_apply(tuple(x[p.dof_body] for x in crb), f.cdof)    # (nv, 6, B)
+    g = sum(force[:, None, k, :] * f.cdof[None, :, k, :] for k in range(6))  # g[i, j] = F_i · cdof_j
+    lower = g * const(p.ancestor, dtype)[:, :, None]                       # j ancestor-or-self of i
+    strict = lower * const(1.0 - np.eye(m.nv), dtype)[:, :, None]
+    return lower + jnp.swapaxes(strict, 0, 1) + (jnp.eye(m.nv, dtype=dtype) * diag_extra)[:, :, None]
 
 
 def inverse_spd(a):
-    """Inverse of a symmetric positive-definite matrix by Gauss–Jordan elimination without pivoting
-    (the pivots of an SPD matrix are positive), one static rank-1 update per column: no LAPACK call,
-    so it vectorises across a batch of small matrices."""
-    n = a.shape[-1]
+    """Inverse of symmetric positive-definite matrices (n, n, B) by Gauss–Jordan elimination without
+    pivoting (an SPD matrix's pivots are positive), one static rank-1 update per column: no LAPACK
+    call, so it vectorises across the batch."""
+    n = a.shape[0]
     eye = np.eye(n)
     for k in range(n):
-        piv = 1.0 / a[..., k, k]
-        row = jnp.where(eye[k], 1.0, a[..., k, :]) * piv[..., None]   # row k of the next matrix
-        col = jnp.where(eye[k], 0.0, a[..., :, k])
+        piv = 1.0 / a[k, k]
+        row = jnp.where(eye[k][:, None], 1.0, a[k]) * piv                  # row k of the next matrix
+        col = jnp.where(eye[k][:, None], 0.0, a[:, k])
         # In place: column k now holds the inverse's column k, so clear it before the update.
-        a = jnp.where(eye[k], 0.0, a) - col[..., :, None] * row[..., None, :]
-        a = jnp.where(eye[k][:, None], row[..., None, :], a)
+        a = jnp.where(eye[k][None, :, None], 0.0, a) - col[:, None, :] * row[None, :, :]
+        a = jnp.where(eye[k][:, None, None], row[None], a)
     return a
 
 
+def matvec_nn(a, x):
+    """(n, n, B) @ (n, B), unrolled over n so that it stays one fusion."""
+    return sum(a[:, k, :] * x[k] for k in range(a.shape[1]))
+
+
 def bias_forces(m: Model, f: Frames, cvel, cdof_dot, cinert, gravity, qd):
-    """c(q, qd) per dof: Coriolis, centrifugal and gravity forces (RNE with q̈ = 0)."""
+    """c(q, qd) per dof (nv, B): Coriolis, centrifugal and gravity forces (RNE with q̈ = 0)."""
     p = plan_of(m)
     dtype = qd.dtype
-    base = jnp.concatenate([jnp.zeros(3, dtype), -gravity])
-    cacc = const(p.moves, dtype) @ (cdof_dot * qd[:, None]) + base
+    base = jnp.concatenate([jnp.zeros(3, dtype), -gravity])[:, None]
+    cacc = static_apply(p.moves, cdof_dot * qd[:, None, :]) + base
     momentum = sm.inertia_apply(cinert, cvel)
     cfrc = sm.inertia_apply(cinert, cacc) + sm.motion_cross_force(cvel, momentum)
     cfrc = subtree_sum(m, cfrc)
-    return jnp.sum(f.cdof * cfrc[p.dof_body], axis=-1)
+    return sm.dot(f.cdof, cfrc[p.dof_body])
 
 
 def passive_forces(m: Model, q, qd):
-    """Joint springs (hinge and slide, toward the spring reference) and viscous damping, per dof."""
-    force = -m.dof_damping * qd
+    """Joint springs (hinge and slide, toward the spring reference) and viscous damping, (nv, B)."""
+    force = -m.dof_damping[:, None] * qd
     kinds = np.asarray(m.jnt_kind.array)
     one = np.flatnonzero((kinds == JointKind.HINGE) | (kinds == JointKind.SLIDE))
     if len(one):
         d = np.asarray(m.jnt_dof_adr.array)[one]
         a = np.asarray(m.jnt_qpos_adr.array)[one]
-        force = force.at[d].add(-m.dof_stiffness[d] * (q[a] - m.dof_spring_ref[d]))
+        force = force.at[d].add(-m.dof_stiffness[d][:, None] * (q[a] - m.dof_spring_ref[d][:, None]))
     return force
 
 
 def actuator_forces(m: Model, q, qd, ctrl):
     """MuJoCo's affine actuator on a hinge/slide joint, with length = gear·q and velocity = gear·qd:
     force = gain₀·ctrl + bias₀ + bias₁·length + bias₂·velocity, clamped; generalised force gear·force.
-    Control and force are clamped to their ranges where the model says they are limited."""
+    Control and force are clamped to their ranges where the model says they are limited. (nv, B)."""
     if m.nu == 0:
-        return jnp.zeros((m.nv,), q.dtype)
+        return jnp.zeros_like(qd)
     j = np.asarray(m.actuator_jnt_id.array)
     d = np.asarray(m.jnt_dof_adr.array)[j]
     a = np.asarray(m.jnt_qpos_adr.array)[j]
-    gear = m.actuator_gear
-    lo, hi = m.actuator_ctrl_range[:, 0], m.actuator_ctrl_range[:, 1]
-    limited = np.asarray(m.actuator_ctrl_limited.array)
-    c = jnp.where(limited, jnp.clip(ctrl, lo, hi), ctrl) if limited.any() else ctrl
-    gain, bias = m.actuator_gain, m.actuator_bias
-    force = gain[:, 0] * c + bias[:, 0] + bias[:, 1] * gear * q[a] + bias[:, 2] * gear * qd[d]
-    flimited = np.asarray(m.actuator_force_limited.array)
+    gear = m.actuator_gear[:, None]
+    lo, hi = m.actuator_ctrl_range[:, 0:1], m.actuator_ctrl_range[:, 1:2]
+    limited = np.asarray(m.actuator_ctrl_limited.array)[:, None]
+    ctrl = jnp.where(limited, jnp.clip(ctrl, lo, hi), ctrl) if limited.any() else ctrl
+    gain, bias = m.actuator_gain[:, :, None], m.actuator_bias[:, :, None]
+    force = gain[:, 0] * ctrl + bias[:, 0] + bias[:, 1] * gear * q[a] + bias[:, 2] * gear * qd[d]
+    flimited = np.asarray(m.actuator_force_limited.array)[:, None]
     if flimited.any():
-        force = jnp.where(flimited, jnp.clip(force, m.actuator_force_range[:, 0], m.actuator_force_range[:, 1]),
-                          force)
-    return jnp.zeros((m.nv,), q.dtype).at[d].add(gear * force)
+        frange = m.actuator_force_range[:, :, None]
+        force = jnp.where(flimited, jnp.clip(force, frange[:, 0], frange[:, 1]), force)
+    return jnp.zeros_like(qd).at[d].add(gear * force)

@@ -28,51 +28,55 @@ from .types import JointKind, Model
 
 
 class Frames(NamedTuple):
-    xpos: jnp.ndarray       # (nbody, 3) body frame origins, world, m
-    xquat: jnp.ndarray      # (nbody, 4) body orientations, world
-    xmat: jnp.ndarray       # (nbody, 3, 3)
-    xipos: jnp.ndarray      # (nbody, 3) centres of mass, world, m
-    root_com: jnp.ndarray   # (nbody, 3) reference point of each body's tree (its centre of mass), m
-    xanchor: jnp.ndarray    # (njnt, 3) joint anchors, world, m
-    xaxis: jnp.ndarray      # (njnt, 3) joint axes, world
-    cdof: jnp.ndarray       # (nv, 6) motion subspace of each dof, [angular; linear] at root_com
+    """Arrays with the batch last (see math.py)."""
+
+    xpos: jnp.ndarray       # (nbody, 3, B) body frame origins, world, m
+    xquat: jnp.ndarray      # (nbody, 4, B) body orientations, world
+    xmat: jnp.ndarray       # (nbody, 3, 3, B)
+    xipos: jnp.ndarray      # (nbody, 3, B) centres of mass, world, m
+    root_com: jnp.ndarray   # (nbody, 3, B) reference point of each body's tree (its centre of mass), m
+    xanchor: jnp.ndarray    # (njnt, 3, B) joint anchors, world, m
+    xaxis: jnp.ndarray      # (njnt, 3, B) joint axes, world
+    cdof: jnp.ndarray       # (nv, 6, B) motion subspace of each dof, [angular; linear] at root_com
 
 
 def forward_kinematics(m: Model, q) -> Frames:
-    """Body poses from joint positions, then centres of mass and motion subspaces."""
+    """Body poses from joint positions q (nq, B), then centres of mass and motion subspaces."""
     p = plan_of(m)
     dtype = q.dtype
+    batch = q.shape[-1]
     nq = m.nq
     kinds_all = np.asarray(m.jnt_kind.array)
     adr_all = np.asarray(m.jnt_qpos_adr.array)
-    pos_levels = [jnp.zeros((1, 3), dtype)]
-    quat_levels = [jnp.array([[1.0, 0.0, 0.0, 0.0]], dtype)]
+    identity = np.array([1.0, 0.0, 0.0, 0.0])[:, None]
+    pos_levels = [jnp.zeros((1, 3, batch), dtype)]
+    quat_levels = [jnp.broadcast_to(jnp.asarray(identity, dtype), (1, 4, batch))]
     j_anchor, j_axis, j_quat = [], [], []
     for lv in p.levels:
         ppos = pos_levels[-1][lv.parent_local]
         pquat = quat_levels[-1][lv.parent_local]
         sl = slice(int(lv.bodies[0]), int(lv.bodies[-1]) + 1)
-        pos = ppos + sm.quat_rotate(pquat, m.body_pos[sl])
-        quat = sm.quat_mul(pquat, m.body_quat[sl])
+        pos = ppos + sm.quat_rotate(pquat, sm.c(m.body_pos[sl]))
+        quat = sm.quat_mul(pquat, sm.c(m.body_quat[sl]))
         for local, joints in lv.slots:
             full = len(local) == len(lv.bodies)
             ps, qs = (pos, quat) if full else (pos[local], quat[local])
             kinds = kinds_all[joints]
             adr = adr_all[joints]
-            anchor, axis = m.jnt_anchor[joints], m.jnt_axis[joints]
+            anchor, axis = sm.c(m.jnt_anchor[joints]), sm.c(m.jnt_axis[joints])
             anchor_w = ps + sm.quat_rotate(qs, anchor)
             axis_w = sm.quat_rotate(qs, axis)
-            value = q[adr] - m.jnt_reference[joints]        # hinge angle / slide offset
-            is_hinge = (kinds == JointKind.HINGE)[:, None]
-            qloc = jnp.where(is_hinge, sm.axis_angle_quat(axis, value), jnp.array([1.0, 0.0, 0.0, 0.0], dtype))
+            value = q[adr] - m.jnt_reference[joints][:, None]          # hinge angle / slide offset
+            hinge = (kinds == JointKind.HINGE)[:, None, None]
+            qloc = jnp.where(hinge, sm.axis_angle_quat(axis, value), identity)
             if np.any(kinds == JointKind.BALL):
                 ball = q[np.minimum(adr[:, None] + np.arange(4), nq - 1)]
-                qloc = jnp.where((kinds == JointKind.BALL)[:, None], sm.normalize(ball), qloc)
+                qloc = jnp.where((kinds == JointKind.BALL)[:, None, None], sm.normalize(ball), qloc)
             new_quat = sm.normalize(sm.quat_mul(qs, qloc))
-            slide = jnp.where(kinds == JointKind.SLIDE, value, 0.0)
-            new_pos = anchor_w - sm.quat_rotate(new_quat, anchor) + axis_w * slide[:, None]
+            slide = jnp.where((kinds == JointKind.SLIDE)[:, None], value, 0.0)
+            new_pos = anchor_w - sm.quat_rotate(new_quat, anchor) + axis_w * slide[:, None, :]
             if np.any(kinds == JointKind.FREE):
-                free = (kinds == JointKind.FREE)[:, None]
+                free = (kinds == JointKind.FREE)[:, None, None]
                 fq = q[np.minimum(adr[:, None] + np.arange(7), nq - 1)]
                 new_pos = jnp.where(free, fq[:, :3], new_pos)
                 new_quat = jnp.where(free, sm.normalize(fq[:, 3:]), new_quat)
@@ -89,17 +93,17 @@ def forward_kinematics(m: Model, q) -> Frames:
     xpos = jnp.concatenate(pos_levels)
     xquat = jnp.concatenate(quat_levels)
     xmat = sm.quat_to_mat(xquat)
-    xipos = xpos + sm.matvec(xmat, m.body_com)
+    xipos = xpos + sm.matvec(xmat, sm.c(m.body_com))
 
     # Each tree's reference point: its centre of mass.
-    mass = m.body_mass
-    tree_m = jnp.asarray(p.same_tree, dtype) @ mass
-    tree_mx = jnp.asarray(p.same_tree, dtype) @ (mass[:, None] * xipos)
-    root_com = tree_mx / jnp.where(tree_m > 0, tree_m, 1.0)[:, None]
+    same = jnp.asarray(p.same_tree, dtype)
+    tree_m = same @ m.body_mass
+    tree_mx = jnp.tensordot(same, m.body_mass[:, None, None] * xipos, axes=(1, 0))
+    root_com = tree_mx / jnp.where(tree_m > 0, tree_m, 1.0)[:, None, None]
 
     if m.njnt == 0:
-        empty3 = jnp.zeros((0, 3), dtype)
-        return Frames(xpos, xquat, xmat, xipos, root_com, empty3, empty3, jnp.zeros((0, 6), dtype))
+        empty = jnp.zeros((0, 3, batch), dtype)
+        return Frames(xpos, xquat, xmat, xipos, root_com, empty, empty, jnp.zeros((0, 6, batch), dtype))
     order = p.jnt_order
     xanchor = jnp.concatenate(j_anchor)[order]
     xaxis = jnp.concatenate(j_axis)[order]
@@ -117,18 +121,18 @@ def motion_subspaces(m: Model, p, root_com, xanchor, xaxis, jnt_mat):
     dtype = root_com.dtype
     j = p.dof_jnt
     kinds = np.asarray(m.jnt_kind.array)[j]
-    frame_axis = jnt_mat[j, :, p.dof_axis]                           # (nv, 3)
-    one_axis = ((kinds == JointKind.HINGE) | (kinds == JointKind.SLIDE))[:, None]
-    r = jnp.where(one_axis, xaxis[j], frame_axis) * jnp.asarray(p.dof_rot, dtype)[:, None]
-    lin = (xaxis[j] * jnp.asarray(p.dof_slide, dtype)[:, None]
-           + jnp.asarray(np.eye(3)[p.dof_axis] * p.dof_trans[:, None], dtype))
+    frame_axis = jnt_mat[j, :, p.dof_axis]                                 # (nv, 3, B)
+    one_axis = ((kinds == JointKind.HINGE) | (kinds == JointKind.SLIDE))[:, None, None]
+    r = jnp.where(one_axis, xaxis[j], frame_axis) * jnp.asarray(p.dof_rot, dtype)[:, None, None]
+    lin = (xaxis[j] * jnp.asarray(p.dof_slide, dtype)[:, None, None]
+           + jnp.asarray(np.eye(3)[p.dof_axis] * p.dof_trans[:, None], dtype)[:, :, None])
     o = root_com[p.dof_body]
-    return jnp.concatenate([r, sm.cross(r, o - xanchor[j]) + lin], axis=-1)
+    return jnp.concatenate([r, sm.cross(r, o - xanchor[j]) + lin], axis=-2)
 
 
 def geom_poses(m: Model, f: Frames):
-    """World position (ngeom, 3) and rotation (ngeom, 3, 3) of every collider."""
+    """World position (ngeom, 3, B) and rotation (ngeom, 3, 3, B) of every collider."""
     b = np.asarray(m.geom_body_id.array)
-    gpos = f.xpos[b] + sm.matvec(f.xmat[b], m.geom_pos)
-    gmat = sm.quat_to_mat(sm.quat_mul(f.xquat[b], m.geom_quat))
+    gpos = f.xpos[b] + sm.matvec(f.xmat[b], sm.c(m.geom_pos))
+    gmat = sm.quat_to_mat(sm.quat_mul(f.xquat[b], sm.c(m.geom_quat)))
     return gpos, gmat

@@ -1,12 +1,15 @@
-"""Small vector, quaternion and spatial-algebra helpers used by the traced step.
+"""Vector, quaternion and spatial-algebra helpers for the traced step, batch axis last.
 
-Where it sits: leaf module of `scenec.runtime`; everything here is jnp arithmetic on trailing component
-axes (`(..., 3)` vectors, `(..., 4)` quaternions w, x, y, z, `(..., 3, 3)` matrices), so the same code
-serves one environment and a batch. Products of 3-vectors are written as broadcasts and sums rather than
-`dot`/`matmul` so that XLA keeps them inside elementwise fusions.
+Where it sits: leaf module of `scenec.runtime`. Inside the step every array is laid out as
+`(*entity axes, components, B)`: the batch of environments is the last (contiguous) axis, so every
+operation is a vector operation across environments, which is what a CPU's SIMD units and a GPU's
+threads want (a batch-first layout made XLA's CPU code 3–6× slower on these small per-environment
+shapes; see tools/bench notes). A 3-vector is `(..., 3, B)`, a quaternion (w, x, y, z) `(..., 4, B)`,
+a 3×3 matrix `(..., 3, 3, B)` (row, column), a spatial vector [angular; linear] `(..., 6, B)`.
+Model constants have no batch axis; `c(x)` appends one so they broadcast.
 
-Spatial vectors are 6-vectors `[angular; linear]` expressed in a world-aligned frame at a reference point
-(the kinematic tree's centre of mass at the start of the step), as in Featherstone's notation.
+Products are written out component by component (no `dot`/`matmul` on 3-vectors) so that XLA keeps them
+inside elementwise fusions.
 """
 
 from __future__ import annotations
@@ -14,123 +17,127 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 
-def safe_norm(v, axis=-1, keepdims=False):
-    """Euclidean norm whose gradient is finite at zero (the double-`where` trick)."""
-    sq = jnp.sum(v * v, axis=axis, keepdims=True)
-    nonzero = sq > 0
-    safe_sq = jnp.where(nonzero, sq, 1.0)
-    n = jnp.where(nonzero, jnp.sqrt(safe_sq), 0.0)
-    return n if keepdims else jnp.squeeze(n, axis)
+def c(x):
+    """A model constant (no batch axis) made to broadcast against batch-last arrays."""
+    return jnp.asarray(x)[..., None]
 
 
-def normalize(v, axis=-1):
-    n = safe_norm(v, axis=axis, keepdims=True)
-    return v / jnp.where(n > 0, n, 1.0)
+def comp(v, i):
+    """Component i of vectors `(..., n, B)` as `(..., B)`."""
+    return v[..., i, :]
 
 
-def cross(a, b):
-    ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
-    bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
-    return jnp.stack([ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx], axis=-1)
+def vec(*parts):
+    """Stack components `(..., B)` into vectors `(..., n, B)`."""
+    return jnp.stack(parts, axis=-2)
 
 
 def dot(a, b):
-    return jnp.sum(a * b, axis=-1)
+    n = a.shape[-2]
+    out = a[..., 0, :] * b[..., 0, :]
+    for i in range(1, n):
+        out = out + a[..., i, :] * b[..., i, :]
+    return out
+
+
+def cross(a, b):
+    ax, ay, az = a[..., 0, :], a[..., 1, :], a[..., 2, :]
+    bx, by, bz = b[..., 0, :], b[..., 1, :], b[..., 2, :]
+    return vec(ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx)
+
+
+def safe_norm(v):
+    """Euclidean norm over the component axis, with a finite gradient at zero (double `where`)."""
+    sq = dot(v, v)
+    nonzero = sq > 0
+    return jnp.where(nonzero, jnp.sqrt(jnp.where(nonzero, sq, 1.0)), 0.0)
+
+
+def normalize(v):
+    n = safe_norm(v)[..., None, :]
+    return v / jnp.where(n > 0, n, 1.0)
 
 
 def matvec(m, v):
-    """(…, 3, 3) @ (…, 3)."""
-    return jnp.sum(m * v[..., None, :], axis=-1)
-
-
-def matTvec(m, v):
-    """(…, 3, 3)ᵀ @ (…, 3)."""
-    return jnp.sum(m * v[..., :, None], axis=-2)
+    """(…, 3, 3, B) @ (…, 3, B)."""
+    return sum(m[..., :, j, :] * v[..., j:j + 1, :] for j in range(3))
 
 
 def matmul(a, b):
-    """(…, 3, 3) @ (…, 3, 3)."""
-    return jnp.sum(a[..., :, :, None] * b[..., None, :, :], axis=-2)
+    """(…, 3, 3, B) @ (…, 3, 3, B)."""
+    return sum(a[..., :, k:k + 1, :] * b[..., k:k + 1, :, :] for k in range(3))
+
+
+def transpose(m):
+    return jnp.swapaxes(m, -3, -2)
 
 
 # ---------------------------------------------------------------------------------------- quaternions
 
 
 def quat_mul(p, q):
-    pw, px, py, pz = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
-    qw, qx, qy, qz = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    return jnp.stack([
-        pw * qw - px * qx - py * qy - pz * qz,
-        pw * qx + px * qw + py * qz - pz * qy,
-        pw * qy - px * qz + py * qw + pz * qx,
-        pw * qz + px * qy - py * qx + pz * qw,
-    ], axis=-1)
-
-
-def quat_conj(q):
-    return q * jnp.array([1.0, -1.0, -1.0, -1.0], dtype=q.dtype)
+    pw, px, py, pz = (p[..., i, :] for i in range(4))
+    qw, qx, qy, qz = (q[..., i, :] for i in range(4))
+    return vec(pw * qw - px * qx - py * qy - pz * qz,
+               pw * qx + px * qw + py * qz - pz * qy,
+               pw * qy - px * qz + py * qw + pz * qx,
+               pw * qz + px * qy - py * qx + pz * qw)
 
 
 def quat_rotate(q, v):
-    """Rotate 3-vector v by unit quaternion q: v + 2w (u × v) + 2 u × (u × v)."""
-    w = q[..., :1]
-    u = q[..., 1:]
+    """Rotate v by unit quaternion q: v + 2w (u × v) + 2 u × (u × v)."""
+    w = q[..., 0:1, :]
+    u = q[..., 1:, :]
     t = 2.0 * cross(u, v)
     return v + w * t + cross(u, t)
 
 
 def quat_to_mat(q):
     """Rotation matrix of a unit quaternion; columns are the rotated x, y, z axes."""
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    w, x, y, z = (q[..., i, :] for i in range(4))
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
     wx, wy, wz = w * x, w * y, w * z
-    rows = [
-        jnp.stack([1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)], axis=-1),
-        jnp.stack([2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)], axis=-1),
-        jnp.stack([2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy)], axis=-1),
-    ]
-    return jnp.stack(rows, axis=-2)
+    rows = [vec(1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)),
+            vec(2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)),
+            vec(2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy))]
+    return jnp.stack(rows, axis=-3)
 
 
 def axis_angle_quat(axis, angle):
-    """Quaternion of a rotation by `angle` (rad) about unit `axis`."""
+    """Quaternion of a rotation by `angle` (…, B) about unit `axis` (…, 3, B or 1)."""
     half = 0.5 * angle
-    return jnp.concatenate([jnp.cos(half)[..., None], axis * jnp.sin(half)[..., None]], axis=-1)
+    return jnp.concatenate([jnp.cos(half)[..., None, :], axis * jnp.sin(half)[..., None, :]], axis=-2)
 
 
-def quat_integrate(q, omega_local, dt):
-    """q ⊗ exp(ω dt / 2) for a body-frame angular velocity ω: exact for constant ω over dt."""
-    angle = safe_norm(omega_local) * dt
-    safe_angle = jnp.where(angle > 0, angle, 1.0)
-    axis = omega_local * dt / safe_angle[..., None]
-    axis = jnp.where((angle > 0)[..., None], axis, jnp.zeros_like(axis))
-    dq = axis_angle_quat(axis, angle)
-    return normalize(quat_mul(q, dq))
+def quat_integrate(q, omega, dt):
+    """q ⊗ exp(ω·dt/2) for a body-frame angular velocity ω (…, 3, B): exact for constant ω over dt."""
+    angle = safe_norm(omega) * dt
+    safe = jnp.where(angle > 0, angle, 1.0)
+    axis = jnp.where((angle > 0)[..., None, :], omega * dt / safe[..., None, :], 0.0)
+    return normalize(quat_mul(q, axis_angle_quat(axis, angle)))
 
 
 # ------------------------------------------------------------------------------------- spatial algebra
 
 
 def motion_cross_motion(v, m):
-    """v ×ₘ m for spatial motion vectors [ω; v]: [ω×mω; ω×mv + v×mω]."""
-    w, vl = v[..., :3], v[..., 3:]
-    mw, mv = m[..., :3], m[..., 3:]
-    return jnp.concatenate([cross(w, mw), cross(w, mv) + cross(vl, mw)], axis=-1)
+    """v ×ₘ m for spatial motion vectors [ω; v]: [ω × mω; ω × mv + v × mω]."""
+    w, vl = v[..., :3, :], v[..., 3:, :]
+    mw, mv = m[..., :3, :], m[..., 3:, :]
+    return jnp.concatenate([cross(w, mw), cross(w, mv) + cross(vl, mw)], axis=-2)
 
 
 def motion_cross_force(v, f):
-    """v ×* f for a spatial force f = [n; f]: [ω×n + v×f; ω×f]."""
-    w, vl = v[..., :3], v[..., 3:]
-    fn, fl = f[..., :3], f[..., 3:]
-    return jnp.concatenate([cross(w, fn) + cross(vl, fl), cross(w, fl)], axis=-1)
+    """v ×* f for a spatial force f = [n; f]: [ω × n + v × f; ω × f]."""
+    w, vl = v[..., :3, :], v[..., 3:, :]
+    fn, fl = f[..., :3, :], f[..., 3:, :]
+    return jnp.concatenate([cross(w, fn) + cross(vl, fl), cross(w, fl)], axis=-2)
 
 
 def inertia_apply(inert, v):
-    """Spatial inertia (packed as rot (…,3,3) about the reference point, h = m·c (…,3), m (…)) times v.
-
-    With c the centre of mass relative to the reference point: f = [I ω + h × v; m v − h × ω].
-    """
+    """Spatial inertia (I about the reference point (…, 3, 3, B), h = m·c (…, 3, B), m (…, B)) times
+    a motion vector v: [I·ω + h × v; m·v − h × ω], with c the com relative to the reference point."""
     rot, h, m = inert
-    w, vl = v[..., :3], v[..., 3:]
-    return jnp.concatenate([matvec(rot, w) + cross(h, vl), m[..., None] * vl - cross(h, w)], axis=-1)
+    w, vl = v[..., :3, :], v[..., 3:, :]
+    return jnp.concatenate([matvec(rot, w) + cross(h, vl), m[..., None, :] * vl - cross(h, w)], axis=-2)

@@ -18,27 +18,54 @@ Per substep of length h = timestep / substeps (semi-implicit Euler, as MuJoCo's 
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import constraints, dynamics, kinematics
 from . import math as sm
 from .types import JointKind, Model, State
 
 
+def _inner(x, lead):
+    """Public layout (*lead, *item) → internal (*item, B) with B = prod(lead) (1 without batch)."""
+    item = x.shape[len(lead):]
+    x = x.reshape((math.prod(lead),) + item)
+    return jnp.moveaxis(x, 0, -1)
+
+
+def _outer(x, lead):
+    """Internal (*item, B) → public (*lead, *item)."""
+    x = jnp.moveaxis(x, -1, 0)
+    return x.reshape(tuple(lead) + x.shape[1:])
+
+
 def init(m: Model, q=None, qd=None) -> State:
-    """The initial state (the model's q0/qd0 unless given), with body poses filled in."""
-    q = m.q0 if q is None else jnp.asarray(q, m.q0.dtype)
-    qd = m.qd0 if qd is None else jnp.asarray(qd, m.qd0.dtype)
-    f = kinematics.forward_kinematics(m, q)
-    return State(q=q, qd=qd, time=jnp.zeros((), q.dtype), xpos=f.xpos, xquat=f.xquat,
-                 contact_force=jnp.zeros((m.nbody, 3), q.dtype))
+    """The initial state (the model's q0/qd0 unless given; leading batch axes allowed), with body
+    poses filled in."""
+    dtype = m.q0.dtype
+    q = m.q0 if q is None else jnp.asarray(q, dtype)
+    lead = q.shape[:-1]
+    qd = jnp.broadcast_to(m.qd0 if qd is None else jnp.asarray(qd, dtype), lead + (m.nv,))
+    f = kinematics.forward_kinematics(m, _inner(q, lead))
+    return State(q=q, qd=qd, time=jnp.zeros(lead, dtype), xpos=_outer(f.xpos, lead),
+                 xquat=_outer(f.xquat, lead), contact_force=jnp.zeros(lead + (m.nbody, 3), dtype))
 
 
 def step(m: Model, state: State, action) -> State:
-    """Advance one control step (`m.substeps` physics substeps) with `action` (nu,) held constant."""
+    """Advance one control step (`m.substeps` physics substeps) with `action` (…, nu) held constant.
+
+    `state` may carry leading batch axes (then `action` has the same, or none and is shared); inside,
+    the batch is moved to the last axis (math.py), so calling `step` on a batch directly is the fast
+    path, and `jax.vmap(step)` works too."""
     dtype = state.q.dtype
-    action = jnp.asarray(action, dtype).reshape((m.nu,))
+    lead = state.q.shape[:-1]
+    action = jnp.broadcast_to(jnp.asarray(action, dtype), lead + (m.nu,))
+    q0, qd0 = _inner(state.q, lead), _inner(state.qd, lead)
+    ctrl = _inner(action, lead)
+    batch = q0.shape[-1]
     h = m.timestep / m.substeps
 
     def substep(carry, _):
@@ -52,39 +79,42 @@ def step(m: Model, state: State, action) -> State:
             mass = dynamics.mass_matrix(m, f, cinert, m.dof_armature + h * m.dof_damping)
             minv = dynamics.inverse_spd(mass)
         with jax.named_scope("forces"):
-            tau = (dynamics.actuator_forces(m, q, qd, action) + dynamics.passive_forces(m, q, qd)
+            tau = (dynamics.actuator_forces(m, q, qd, ctrl) + dynamics.passive_forces(m, q, qd)
                    - dynamics.bias_forces(m, f, cvel, cdof_dot, cinert, m.gravity, qd))
         with jax.named_scope("acceleration"):
-            qd_free = qd + h * (minv @ tau)
+            qd_free = qd + h * dynamics.matvec_nn(minv, tau)
         with jax.named_scope("constraints"):
             qd_new, cforce = constraints.solve_velocity(m, f, minv, q, qd, qd_free, h)
         with jax.named_scope("integration"):
             q_new = integrate_positions(m, q, qd_new, h)
         return (q_new, qd_new, cforce), None
 
-    cforce0 = jnp.zeros((m.nbody, 3), dtype)
-    (q, qd, cforce), _ = jax.lax.scan(substep, (state.q, state.qd, cforce0), None,
-                                      length=m.substeps)
+    cforce0 = jnp.zeros((m.nbody, 3, batch), dtype)
+    (q, qd, cforce), _ = jax.lax.scan(substep, (q0, qd0, cforce0), None, length=m.substeps)
     with jax.named_scope("outputs"):
         f = kinematics.forward_kinematics(m, q)
-    return State(q=q, qd=qd, time=state.time + m.timestep, xpos=f.xpos, xquat=f.xquat,
-                 contact_force=cforce)
+    return State(q=_outer(q, lead), qd=_outer(qd, lead), time=state.time + m.timestep,
+                 xpos=_outer(f.xpos, lead), xquat=_outer(f.xquat, lead),
+                 contact_force=_outer(cforce, lead))
 
 
 def integrate_positions(m: Model, q, qd, h):
-    """q ⊕ h·qd joint by joint: quaternions of ball and free joints turn by the body-frame angular
-    velocity (exact rotation for a constant velocity over h)."""
+    """q ⊕ h·qd joint by joint (q (nq, B), qd (nv, B)): quaternions of ball and free joints turn by the
+    body-frame angular velocity (exact rotation for a constant velocity over h)."""
     if m.njnt == 0:
         return q
-    parts = []
-    for j in range(m.njnt):
-        a, d = m.jnt_qpos_adr[j], m.jnt_dof_adr[j]
-        kind = JointKind(m.jnt_kind[j])
-        if kind is JointKind.FREE:
-            parts.append(q[a:a + 3] + h * qd[d:d + 3])
-            parts.append(sm.quat_integrate(q[a + 3:a + 7], qd[d + 3:d + 6], h))
-        elif kind is JointKind.BALL:
-            parts.append(sm.quat_integrate(q[a:a + 4], qd[d:d + 3], h))
-        else:
-            parts.append(q[a:a + 1] + h * qd[d:d + 1])
-    return jnp.concatenate(parts)
+    kinds = np.asarray(m.jnt_kind.array)
+    qadr = np.asarray(m.jnt_qpos_adr.array)
+    dadr = np.asarray(m.jnt_dof_adr.array)
+    # Every coordinate first moves linearly (right for hinge, slide and free positions), then the
+    # quaternions are replaced by their exact rotation.
+    lin_q = np.concatenate([qadr[j] + np.arange({0: 1, 1: 1, 2: 0, 3: 3}[int(kinds[j])]) for j in range(m.njnt)])
+    lin_d = np.concatenate([dadr[j] + np.arange({0: 1, 1: 1, 2: 0, 3: 3}[int(kinds[j])]) for j in range(m.njnt)])
+    q = q.at[lin_q].add(h * qd[lin_d])
+    for kind, qoff, doff in ((JointKind.BALL, 0, 0), (JointKind.FREE, 3, 3)):
+        js = np.flatnonzero(kinds == kind)
+        if len(js):
+            qi = (qadr[js] + qoff)[:, None] + np.arange(4)
+            di = (dadr[js] + doff)[:, None] + np.arange(3)
+            q = q.at[qi].set(sm.quat_integrate(q[qi], qd[di], h))
+    return q
