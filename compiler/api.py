@@ -16,6 +16,7 @@ from scenec.schema import load
 from scenec.schema.diagnostics import SceneError, has_errors
 
 from . import frontend, ir, pipeline
+from .task import check_task, compile_task
 from .validate import validate
 
 
@@ -39,6 +40,8 @@ def analyse(source, *, allow_outside: bool = False, verify_each: bool = False,
     diags = list(loaded.diagnostics)
     if not has_errors(diags):
         diags += validate(loaded)
+        # Task expressions (compiler/task): parsed and type-checked against the scene's names.
+        diags += check_task(loaded)[0]
     if has_errors(diags):
         return Analysis(loaded, None, tuple(diags), loaded.sources)
     scene = frontend.build(loaded)
@@ -61,6 +64,7 @@ class Compiled:
     ir: ir.SceneIR
     report: dict
     diagnostics: tuple = ()
+    task: object = None          # runtime.task.TaskSpec when the scene has a task (compiler/task)
 
     def init(self, q=None, qd=None):
         from scenec.runtime import step as rstep
@@ -101,10 +105,12 @@ def compile(source, *, allow_outside: bool = False, verify_each: bool = False,
     t0 = time.perf_counter()
     model = lower(analysis.ir)
     lower_s = time.perf_counter() - t0
+    task = compile_task(analysis.loaded, analysis.ir, model)
     report = build_report(analysis.ir, model, lower_s)
     if measure_jit:
         report["jit"] = measure_compile(model)
-    return Compiled(model=model, ir=analysis.ir, report=report, diagnostics=analysis.diagnostics)
+    return Compiled(model=model, ir=analysis.ir, report=report, diagnostics=analysis.diagnostics,
+                    task=task)
 
 
 def measure_compile(model, batch: int | None = None) -> dict:
@@ -117,10 +123,9 @@ def measure_compile(model, batch: int | None = None) -> dict:
     state = rstep.init(model)
     action = jnp.zeros((model.nu,), state.q.dtype)
     fn = rstep.step
-    if batch is not None:
+    if batch is not None:  # step takes a batch of states directly
         state = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), state)
         action = jnp.zeros((batch, model.nu), state.q.dtype)
-        fn = jax.vmap(rstep.step, in_axes=(None, 0, 0))
     t0 = time.perf_counter()
     lowered = jax.jit(fn).lower(model, state, action)
     t1 = time.perf_counter()

@@ -13,6 +13,7 @@ import dataclasses
 from scenec.schema.diagnostics import Diagnostic, has_errors, sort_key
 from scenec.schema.load import Loaded, load
 
+from .task import check_task
 from .validate import validate
 
 
@@ -32,4 +33,6 @@ def check(source, *, allow_outside: bool = False) -> CheckResult:
     loaded = load(source, allow_outside=allow_outside)
     diagnostics = list(loaded.diagnostics)
     diagnostics += validate(loaded)
+    # Task expressions (compiler/task): parsed and type-checked against the scene's names.
+    diagnostics += check_task(loaded)[0]
     return CheckResult(tuple(sorted(diagnostics, key=sort_key)), loaded.sources, loaded)
