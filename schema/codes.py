@@ -93,6 +93,20 @@ CODES: dict[str, str] = {
     "W201": "mesh or height field is never used",
     "W301": "joint value outside the joint's range",
     # --- end of the schema/validate section ---
+    # --- E6xx / W6xx: task expressions; owned by compiler/task ---
+    "E601": "syntax error in a task expression",
+    "E602": "unknown name in a task expression",
+    "E603": "unknown field of a quantity in a task expression",
+    "E604": "boolean where a number is needed, or the reverse",
+    "E605": "vector lengths do not match in a task expression",
+    "E606": "unknown function or wrong number of arguments in a task expression",
+    "E607": "index or slice bound not a constant integer, or out of range",
+    "E608": "task term's type does not suit its section",
+    "E609": "task term has no expression",
+    "E610": "two task terms of one section have the same name",
+    "E611": "task expression is too long or nests too deeply",
+    "W601": "the task has no observations",
+    # --- end of the task section ---
     # --- E7xx / W7xx: importers (MJCF, URDF, Brax v1); owned by compiler/importers ---
     "E700": "malformed XML: the file is not well-formed XML text",
     "E701": "cannot import the file: unreadable, or not an MJCF, URDF or Brax v1 model",
