@@ -14,7 +14,7 @@ import json
 import pathlib
 import re
 
-from scenec.runtime.io import atomic_write_bytes, model_arrays
+from scenec.runtime.io import TASK_KEY, atomic_write_bytes, model_arrays
 
 from . import ir
 
@@ -28,6 +28,8 @@ MODULE_TEMPLATE = '''\
 
 `model` is the runtime model (loaded from the .npz next to this file), `init()` the initial state,
 `step(state, action)` one control step (jitted; `jax.vmap` and `jax.grad` compose with it).
+When the scene has a task: `task` (its lowered form), `env()` (the environment, see
+scenec.runtime.envs), and `reset(key)` / `env_step(state, action)` (that environment, jitted).
 """
 
 import pathlib as _pathlib
@@ -52,6 +54,41 @@ def init(q=None, qd=None):
 def step(state, action):
     """Advance one control step with `action` of shape ({nu},) (the actuators' controls)."""
     return _jit_step(model, state, action)
+
+
+# The scene's task (runtime.task.TaskSpec, stored in the .npz), or None when it has none.
+task = _io.load_task(_HERE.with_name(_HERE.name[: -len("_step.py")] + ".npz"))
+
+
+def env(**options):
+    """The task's environment (scenec.runtime.envs.load; options as there), or None without a task."""
+    if task is None:
+        return None
+    from scenec.runtime import envs as _envs
+
+    return _envs.from_model(model, task, **options)
+
+
+def reset(key):
+    """The task's first state for a jax.random key (episode length and auto-reset as the task says)."""
+    return _task_functions()["reset"](key)
+
+
+def env_step(state, action):
+    """One step of the task's environment: observation, reward, done, metrics."""
+    return _task_functions()["step"](state, action)
+
+
+_TASK_FUNCTIONS = dict()
+
+
+def _task_functions():
+    if not _TASK_FUNCTIONS:
+        made = env()
+        if made is None:
+            raise ValueError("this scene has no task")
+        _TASK_FUNCTIONS.update(reset=_jax.jit(made.reset), step=_jax.jit(made.step))
+    return _TASK_FUNCTIONS
 '''
 
 
@@ -70,14 +107,17 @@ def module_text(scene: ir.SceneIR, nu: int) -> str:
                                   sha256=scene.source_hash, nu=nu)
 
 
-def npz_bytes(model) -> bytes:
-    """The model file's bytes, deterministic (sorted names, fixed zip timestamps)."""
+def npz_bytes(model, task=None) -> bytes:
+    """The model file's bytes, deterministic (sorted names, fixed zip timestamps). The task, when
+    given (a runtime.task.TaskSpec), is stored as JSON text under `task` (runtime/io.load_task)."""
     import io
     import zipfile
 
     import numpy as np
 
     arrays = model_arrays(model)
+    if task is not None:
+        arrays[TASK_KEY] = np.array(task.to_json())
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
         for name in sorted(arrays):
@@ -95,7 +135,7 @@ def emit(compiled, out_dir) -> dict[str, pathlib.Path]:
     stem = file_stem(compiled.ir.name)
     paths = {"model": out / f"{stem}.npz", "module": out / f"{stem}_step.py", "report": out / "report.json"}
     blobs = {
-        "model": npz_bytes(compiled.model),
+        "model": npz_bytes(compiled.model, getattr(compiled, "task", None)),
         "module": module_text(compiled.ir, compiled.model.nu).encode("utf-8"),
         "report": (json.dumps(compiled.report, indent=2, sort_keys=True) + "\n").encode("utf-8"),
     }

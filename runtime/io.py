@@ -22,6 +22,7 @@ from .collision_data import ConvexData, HeightFieldData
 from .types import Model, PairGroup, Static
 
 FORMAT = 1
+TASK_KEY = "task"  # the scene's lowered task as JSON text (runtime/task.py); absent without a task
 
 
 def atomic_write_bytes(path, data: bytes) -> None:
@@ -105,6 +106,16 @@ def load_model(path) -> Model:
         else:
             kw[name] = jnp.asarray(data[f"value/{name}"])
     return Model(**kw)
+
+
+def load_task(path):
+    """The task stored in a model file (a runtime.task.TaskSpec), or None when the scene has none."""
+    from .task import TaskSpec
+
+    with np.load(path, allow_pickle=False) as z:
+        if TASK_KEY not in z.files:
+            return None
+        return TaskSpec.from_json(str(z[TASK_KEY]))
 
 
 def load_module(path):
