@@ -102,6 +102,15 @@ def compile(source, *, allow_outside: bool = False, verify_each: bool = False,
         raise SceneError(analysis.diagnostics, analysis.sources)
     from .lower import lower
 
+    if analysis.ir.options.precision == "float64":
+        import jax
+
+        if not jax.config.jax_enable_x64:
+            raise SceneError([ir.diag(
+                "E520", "the scene asks for float64 precision, but JAX is running in 32-bit mode",
+                analysis.ir.options.span,
+                "set JAX_ENABLE_X64=1 in the environment (or call jax.config.update('jax_enable_x64', "
+                "True)) before compiling, or use precision: float32")], analysis.sources)
     t0 = time.perf_counter()
     model = lower(analysis.ir)
     lower_s = time.perf_counter() - t0

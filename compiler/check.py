@@ -11,10 +11,8 @@ from __future__ import annotations
 import dataclasses
 
 from scenec.schema.diagnostics import Diagnostic, has_errors, sort_key
-from scenec.schema.load import Loaded, load
+from scenec.schema.load import Loaded
 
-from .task import check_task
-from .validate import validate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,9 +28,10 @@ class CheckResult:
 
 
 def check(source, *, allow_outside: bool = False) -> CheckResult:
-    loaded = load(source, allow_outside=allow_outside)
-    diagnostics = list(loaded.diagnostics)
-    diagnostics += validate(loaded)
-    # Task expressions (compiler/task): parsed and type-checked against the scene's names.
-    diagnostics += check_task(loaded)[0]
-    return CheckResult(tuple(sorted(diagnostics, key=sort_key)), loaded.sources, loaded)
+    """Every problem of a scene that needs no jax: reading, validation, the task's expressions, and
+    the analysis passes (mass properties, fusion, collision pairs and kernels) — see api.analyse."""
+    from .api import analyse
+
+    analysis = analyse(source, allow_outside=allow_outside)
+    return CheckResult(tuple(sorted(analysis.diagnostics, key=sort_key)), analysis.sources,
+                       analysis.loaded)

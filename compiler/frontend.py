@@ -132,7 +132,7 @@ def build(loaded) -> ir.SceneIR:
             try:
                 vertices, faces = _read_mesh(file)
             except Exception as e:  # trimesh raises many kinds; all mean "cannot read it"
-                diags.append(diag("E500", f"mesh '{me.name}': cannot read '{me.file}': {e}",
+                diags.append(diag("E404", f"mesh '{me.name}': cannot read '{me.file}': {e}",
                                   span(("meshes", i, "file")), "check the file's format (.stl, .obj, .ply, .off)"))
         else:
             vertices = tuple(tuple(float(x) for x in me.vertices[k:k + 3])

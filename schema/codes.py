@@ -93,6 +93,12 @@ CODES: dict[str, str] = {
     "W201": "mesh or height field is never used",
     "W301": "joint value outside the joint's range",
     # --- end of the schema/validate section ---
+    # --- E5xx: compiler passes and lowering; owned by compiler/passes, compiler/api ---
+    "E503": "a body that moves has no mass",
+    "E504": "a body that rotates freely has no rotational inertia",
+    "E510": "two colliders may touch but no kernel handles their shapes",
+    "E520": "float64 precision needs JAX's 64-bit mode",
+    # --- end of the compiler section ---
     # --- E6xx / W6xx: task expressions; owned by compiler/task ---
     "E601": "syntax error in a task expression",
     "E602": "unknown name in a task expression",

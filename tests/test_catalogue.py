@@ -6,8 +6,9 @@ file as a whole; any comment style, e.g. `<!-- expect: E701 3:5 -->` in XML). A 
 hold a comment (a missing file) keeps these lines in `<scene file>.expect`. Directives:
 - `limit: NAME=VALUE` lowers a limit of `scenec.schema.load` for that case (so "file too large"
   needs no 16 MB file);
-- `run: check|import` picks what reads the case: `check()` (the default), or the importers'
-  `import_file()` (the default for .xml and .urdf; Brax .pbtxt cases say `run: import`).
+- `run: check|import|compile` picks what reads the case: `check()` (the default), the importers'
+  `import_file()` (the default for .xml and .urdf; Brax .pbtxt cases say `run: import`), or
+  `api.compile()` for what only lowering finds.
 Other files there (meshes) are helpers.
 
 Each case must produce every expected diagnostic and no unexpected error (so a case also proves
@@ -50,7 +51,18 @@ def run_import(path):
     return import_file(path).diagnostics
 
 
-RUNNERS = {"check": run_check, "import": run_import}
+def run_compile(path):
+    """Problems only `compile` finds (lowering needs jax); the catalogue runs JAX in 32-bit mode."""
+    from scenec.compiler.api import compile
+    from scenec.schema.diagnostics import SceneError
+    try:
+        compile(path, measure_jit=False)
+    except SceneError as e:
+        return e.diagnostics
+    return ()
+
+
+RUNNERS = {"check": run_check, "import": run_import, "compile": run_compile}
 IMPORT_SUFFIXES = (".xml", ".urdf")
 
 

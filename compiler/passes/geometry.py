@@ -119,7 +119,7 @@ def run(scene: ir.SceneIR) -> ir.SceneIR:
         try:
             meshes.append(hull_of(me))
         except Exception as e:  # qhull failures (coplanar points) surface as several exception types
-            diags.append(diag("E501", f"mesh '{me.name}' has no convex hull: {e}", me.span,
+            diags.append(diag("E405", f"mesh '{me.name}' has no convex hull: {e}", me.span,
                               "a mesh collider needs at least 4 vertices that are not coplanar"))
             meshes.append(me)
     by_name = {me.name: me for me in meshes}

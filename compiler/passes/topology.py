@@ -143,9 +143,8 @@ def run(scene: ir.SceneIR) -> ir.SceneIR:
         frontier = nxt
     index = {name: i for i, name in enumerate(order)}
     unreached = [n for n in bodies if holder[n] == n and n not in index]
-    for n in unreached:  # only possible with a cycle, which validate reports
-        diags.append(diag("E502", f"body '{n}' is not connected to the world", bodies[n].span,
-                          "joints must form a tree rooted at the world"))
+    if unreached:  # validate reports cycles and stray parents before the passes run
+        raise AssertionError(f"compiler bug: bodies {unreached} are not in the tree")
 
     root = [0]
     for i in range(1, len(order)):

@@ -1,0 +1,144 @@
+"""Differential tests: contact-free models written twice — as scenec YAML and as MJCF — stepped side by
+side with MuJoCo's Euler integrator at the same timestep.
+
+The oracle is MuJoCo (PyPI `mujoco`), compiled from the MJCF text here. scenec runs in float32 (the
+default precision): over 1000 steps the trajectories must agree to
+    |q − qpos| ≤ Q_TOL · max(1, |qpos|)
+with Q_TOL = 1e-3. Why 1e-3: in float64 the two agree to ~1e-14 (the same equations: composite rigid
+bodies, recursive Newton–Euler, implicit joint damping, semi-implicit Euler), so what is left is float32
+rounding (~6e-8 per operation) amplified over 1000 steps; we observe ≤ 2e-6, so 1e-3 leaves room
+for other machines and XLA versions while still catching any modelling difference (those show at 1e-2+).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+jax = pytest.importorskip("jax")
+
+from scenec.compiler import api  # noqa: E402
+
+Q_TOL = 1e-3
+F64_TOL = 1e-9     # float64 runs of the same models: only rounding separates the engines
+STEPS = 1000
+
+NO_CONTACT = 'contacts: {exclude: [{first: "*", second: "*"}]}\n'
+MJ_HEAD = ('<mujoco><compiler angle="radian"/><option timestep="{dt}" integrator="Euler" '
+           'gravity="0 0 -9.81"><flag contact="disable"/></option>')
+
+CASES = {
+    "hinge_pendulum": (
+        """
+options: {timestep: 0.002}
+bodies:
+  - {name: bob, pos: [0, 0, -0.8], colliders: [{sphere: {radius: 0.1}}]}
+joints:
+  - {name: swing, kind: hinge, child: bob, anchor: [0, 0, 0.8], axis: [0, 1, 0], damping: 0.05}
+init: [{joint: swing, q: 1.2}]
+""",
+        """<worldbody><body pos="0 0 -0.8"><joint type="hinge" pos="0 0 0.8" axis="0 1 0" damping="0.05"/>
+<geom type="sphere" size="0.1"/></body></worldbody></mujoco>""", 0.002, [1.2], None),
+    "double_pendulum": (
+        """
+options: {timestep: 0.001}
+bodies:
+  - {name: a, pos: [0, 0, -0.25], colliders: [{capsule: {radius: 0.03, half_length: 0.22}}]}
+  - {name: b, pos: [0, 0, -0.75], colliders: [{capsule: {radius: 0.03, half_length: 0.22}}]}
+joints:
+  - {name: j1, kind: hinge, child: a, anchor: [0, 0, 0.25], axis: [0, 1, 0]}
+  - {name: j2, kind: hinge, parent: a, child: b, anchor: [0, 0, 0.25], axis: [0, 1, 0]}
+init: [{joint: j1, q: 1.0}, {joint: j2, q: -0.5}]
+""",
+        """<worldbody><body pos="0 0 -0.25"><joint type="hinge" pos="0 0 0.25" axis="0 1 0"/>
+<geom type="capsule" size="0.03 0.22"/>
+<body pos="0 0 -0.5"><joint type="hinge" pos="0 0 0.25" axis="0 1 0"/><geom type="capsule" size="0.03 0.22"/>
+</body></body></worldbody></mujoco>""", 0.001, [1.0, -0.5], None),
+    "triple_hinge_slide_ball": (
+        """
+options: {timestep: 0.001}
+bodies:
+  - {name: a, pos: [0, 0, -0.5], colliders: [{capsule: {radius: 0.05, half_length: 0.2}}]}
+  - {name: b, pos: [0, 0, -1.0], colliders: [{box: {half_size: [0.05, 0.1, 0.2]}}]}
+  - name: c
+    pos: [0.1, 0, -1.5]
+    quat: [0.9, 0.1, 0.3, 0.2]
+    colliders: [{sphere: {radius: 0.1}}, {pos: [0.1, 0, 0], capsule: {radius: 0.03, half_length: 0.1}}]
+joints:
+  - {name: j1, kind: hinge, child: a, anchor: [0, 0, 0.5], axis: [0, 1, 0.3], damping: 0.1, armature: 0.01, stiffness: 2}
+  - {name: j2, kind: slide, parent: a, child: b, axis: [0.2, 0, 1], damping: 0.5, stiffness: 30}
+  - {name: j3, kind: ball, parent: b, child: c, anchor: [-0.1, 0, 0.5], damping: 0.05, armature: 0.02}
+actuators:
+  - {name: m1, joint: j1, gear: 2, ctrl_range: [-1, 1]}
+  - {name: p2, kind: position, joint: j2, kp: 40, kv: 2}
+""",
+        """<worldbody>
+<body pos="0 0 -0.5"><joint name="j1" type="hinge" axis="0 1 0.3" pos="0 0 0.5" damping="0.1" armature="0.01" stiffness="2"/>
+<geom type="capsule" size="0.05 0.2"/>
+<body pos="0 0 -0.5"><joint name="j2" type="slide" axis="0.2 0 1" damping="0.5" stiffness="30"/><geom type="box" size="0.05 0.1 0.2"/>
+<body pos="0.1 0 -0.5" quat="0.9 0.1 0.3 0.2"><joint name="j3" type="ball" pos="-0.1 0 0.5" damping="0.05" armature="0.02"/>
+<geom type="sphere" size="0.1"/><geom type="capsule" size="0.03 0.1" pos="0.1 0 0"/></body></body></body>
+</worldbody><actuator><motor joint="j1" gear="2" ctrlrange="-1 1"/><position joint="j2" kp="40" kv="2"/></actuator></mujoco>""",
+        0.001, [0.4, 0.1, 0.9, 0.3, 0.1, 0.2], [0.7, 0.05]),
+    "free_body_spinning": (
+        """
+options: {timestep: 0.001}
+bodies:
+  - name: f
+    pos: [0, 0, 1]
+    colliders: [{box: {half_size: [0.1, 0.2, 0.3]}}, {pos: [0.2, 0.1, 0], sphere: {radius: 0.1}}]
+joints: [{name: free, kind: free, child: f}]
+""",
+        """<worldbody><body pos="0 0 1"><freejoint/><geom type="box" size="0.1 0.2 0.3"/>
+<geom type="sphere" size="0.1" pos="0.2 0.1 0"/></body></worldbody></mujoco>""", 0.001, None, None),
+}
+
+INITIAL_QD = {"triple_hinge_slide_ball": [0.5, -0.2, 1, 2, -1], "free_body_spinning": [0.1, 0.2, 0.3, 3, 1, 2]}
+
+
+def run_both(name: str, precision: str) -> float:
+    """Step the case in both engines; the worst relative difference of q over the run."""
+    yaml_text, mjcf, dt, q0, ctrl = CASES[name]
+    text = NO_CONTACT + yaml_text.replace("options: {", f"options: {{precision: {precision}, ")
+    compiled = api.compile(text, measure_jit=False)
+    model = mujoco.MjModel.from_xml_string(MJ_HEAD.format(dt=dt) + mjcf)
+    data = mujoco.MjData(model)
+    if q0 is not None:
+        data.qpos[:] = q0
+    if name in INITIAL_QD:
+        data.qvel[:] = INITIAL_QD[name]
+    u = np.zeros(compiled.model.nu) if ctrl is None else np.asarray(ctrl)
+    data.ctrl[:] = u
+    state = compiled.init(q=data.qpos.copy(), qd=data.qvel.copy())
+    step = compiled.step
+    worst = 0.0
+    for _ in range(STEPS):
+        state = step(state, u)
+        mujoco.mj_step(model, data)
+        q = np.asarray(state.q, np.float64)
+        worst = max(worst, float(np.max(np.abs(q - data.qpos) / np.maximum(1.0, np.abs(data.qpos)))))
+    return worst
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_float32_matches_mujoco(name):
+    assert run_both(name, "float32") <= Q_TOL
+
+
+def test_float64_matches_mujoco_to_rounding():
+    """The same equations: in float64 only rounding separates the engines. Runs in a subprocess
+    because float64 needs JAX_ENABLE_X64 set before jax starts."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, json; sys.path.insert(0, %r); import test_dynamics_mujoco as t; "
+            "print(json.dumps({n: t.run_both(n, 'float64') for n in ('triple_hinge_slide_ball', "
+            "'free_body_spinning')}))" % os.path.dirname(__file__))
+    env = dict(os.environ, JAX_ENABLE_X64="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    import json
+    worst = json.loads(out.stdout.strip().splitlines()[-1])
+    assert all(v <= F64_TOL for v in worst.values()), worst
