@@ -308,11 +308,11 @@ def plane_mesh(plane: Geom, mesh: Geom) -> Contact:
     # Row 0: the deepest vertex. Rows 1-4: supports in directions tilted by SUPPORT_TILT from -n towards
     # four horizontal directions (SPREAD_ANGLE from the plane's x axis, then 90-degree turns), which
     # pick the extreme corners of a face lying on the plane.
-    ct, st = np.cos(SUPPORT_TILT), np.sin(SUPPORT_TILT)
+    ct, st = float(np.cos(SUPPORT_TILT)), float(np.sin(SUPPORT_TILT))
     idx = [jnp.argmin(h)]
     for k in range(4):
         ang = SPREAD_ANGLE + 0.5 * np.pi * k
-        t = np.cos(ang) * plane.mat[:, 0] + np.sin(ang) * plane.mat[:, 1]
+        t = float(np.cos(ang)) * plane.mat[:, 0] + float(np.sin(ang)) * plane.mat[:, 1]
         idx.append(jnp.argmax(-ct * h + st * _dot(v, t)))
     idx = jnp.stack(idx)
     d = h[idx]
@@ -485,11 +485,18 @@ def _segment_hull(p0, p1, hull: ConvexData):
     j = jnp.argmax(sep)
     nf = hull.face_normal.shape[0]
     n_in = jnp.concatenate([hull.face_normal, u])[j]
-    # Deepest segment point along the axis: the lower endpoint for a face (the middle if level), the
-    # point nearest the edge for an edge axis.
+    # Deepest segment point along the axis: the lower endpoint for a face (the middle if level); for an
+    # edge axis, the point nearest the hull's supporting edge along it (of the edges parallel to the
+    # winning one, the outermost: the winner itself may be a parallel edge behind it).
     h0, h1 = _dot(n_in, p0), _dot(n_in, p1)
     p_face = jnp.where(h0 < h1, p0, jnp.where(h1 < h0, p1, 0.5 * (p0 + p1)))
-    p_in = jnp.where(j < nf, p_face, ps[jnp.maximum(j - nf, 0)])
+    de = hull.edge_b - hull.edge_a
+    dj = de[jnp.maximum(j - nf, 0)]
+    cr = _cross(de, dj)
+    parallel = _dot(cr, cr) <= PARALLEL_SIN2 * e2 * _dot(dj, dj)
+    k = jnp.argmax(jnp.where(parallel, _dot(hull.edge_a, n_in), -BIG))
+    _, _, p_edge, _ = _closest_segments(p0, p1, hull.edge_a[k], hull.edge_b[k])
+    p_in = jnp.where(j < nf, p_face, p_edge)
     inside = sep[j] <= 0.0
     sd = jnp.where(inside, sep[j], cand_d[i])
     pa = jnp.where(inside, p_in, cand_p[i])
@@ -701,7 +708,7 @@ def _hull_hull(a: ConvexData, b: ConvexData, move_b, edges: _EdgeAxes, spread: b
         idx = [jnp.argmin(jnp.where(cands.active, cands.dist, BIG))]
         for k in range(4):
             ang = SPREAD_ANGLE + 0.5 * np.pi * k
-            direction = np.cos(ang) * t1 + np.sin(ang) * t2
+            direction = float(np.cos(ang)) * t1 + float(np.sin(ang)) * t2
             idx.append(jnp.argmax(jnp.where(cands.active, _dot(cands.pos, direction), -BIG)))
         idx = jnp.stack(idx)
         face_rows = _take(cands, idx)
@@ -800,7 +807,8 @@ class _Terrain(NamedTuple):
     """Features of a window of terrain, in the height field's frame (m).
 
     tri (T, 3, 3) triangles counter-clockwise from above, n (T, 3) their upward unit normals, side
-    (T, 3, 3) their inward side normals; edge_a, edge_b (Ee, 3) edge endpoints, edge_far (Ee, 2, 3) the
+    (T, 3, 3) their inward side normals, vside (T, 3, 3) the inward normals of their vertical sides
+    (horizontal vectors: the prism above and below the triangle); edge_a, edge_b (Ee, 3) edge endpoints, edge_far (Ee, 2, 3) the
     far vertices of the edge's two triangles relative to edge_a; vert (Nv, 3) vertices, nbr (Nv, 6, 3)
     the six vertices joined to each by an edge, relative to it; edge_slack (Ee, 2), nbr_slack (Nv, 6)
     how far (m) a neighbour may rise above a peak's plane and still count as level.
@@ -809,6 +817,7 @@ class _Terrain(NamedTuple):
     tri: jax.Array
     n: jax.Array
     side: jax.Array
+    vside: jax.Array
     edge_a: jax.Array
     edge_b: jax.Array
     edge_far: jax.Array
@@ -834,8 +843,8 @@ def _terrain(hf: Geom, center) -> _Terrain:
     j0 = jnp.clip(jnp.round((center[0] + sx) / dx).astype(jnp.int32) - wx // 2, 0, ncol - 1 - wx)
     i0 = jnp.clip(jnp.round((center[1] + sy) / dy).astype(jnp.int32) - wy // 2, 0, nrow - 1 - wy)
     z = jax.lax.dynamic_slice(elev, (i0, j0), (wy + 3, wx + 3))     # grid rows i0-1 .. i0+wy+1
-    x = -sx + (j0 - 1 + jnp.arange(wx + 3)).astype(elev.dtype) * dx
-    y = -sy + (i0 - 1 + jnp.arange(wy + 3)).astype(elev.dtype) * dy
+    x = -sx + (j0 - 1 + jnp.arange(wx + 3, dtype=jnp.int32)).astype(elev.dtype) * dx
+    y = -sy + (i0 - 1 + jnp.arange(wy + 3, dtype=jnp.int32)).astype(elev.dtype) * dy
     p = jnp.stack([jnp.broadcast_to(x[None, :], z.shape), jnp.broadcast_to(y[:, None], z.shape), z], axis=-1)
 
     def at(di, dj, ni, nj):     # vertices (i + di, j + dj) for the ni x nj features starting at (1, 1)
@@ -846,7 +855,8 @@ def _terrain(hf: Geom, center) -> _Terrain:
     upper = jnp.stack([at(0, 0, wy, wx), at(1, 1, wy, wx), at(1, 0, wy, wx)], axis=1)
     tri = jnp.concatenate([lower, upper])
     n = _normalize(_cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), _up(tri))
-    side, _ = _side_normals(tri, n)
+    side, edge = _side_normals(tri, n)
+    vside = jnp.stack([-edge[..., 1], edge[..., 0], jnp.zeros_like(edge[..., 0])], axis=-1)
     # Edges along x, along y, and diagonals, each with the far vertices of its two triangles.
     ex = (at(0, 0, wy + 1, wx), at(0, 1, wy + 1, wx), at(1, 1, wy + 1, wx), at(-1, 0, wy + 1, wx))
     ey = (at(0, 0, wy, wx + 1), at(1, 0, wy, wx + 1), at(1, 1, wy, wx + 1), at(0, -1, wy, wx + 1))
@@ -857,7 +867,8 @@ def _terrain(hf: Geom, center) -> _Terrain:
     vert = at(0, 0, *nv)
     nbr = jnp.stack([at(1, 0, *nv), at(-1, 0, *nv), at(0, 1, *nv), at(0, -1, *nv), at(1, 1, *nv),
                      at(-1, -1, *nv)], axis=1) - vert[:, None, :]
-    return _Terrain(tri, n, side, ea, eb, far, CONE_SLACK * _norm(far), vert, nbr, CONE_SLACK * _norm(nbr))
+    return _Terrain(tri, n, side, vside, ea, eb, far, CONE_SLACK * _norm(far), vert, nbr,
+                    CONE_SLACK * _norm(nbr))
 
 
 def _peak(w, rel, slack, strict=False):
@@ -877,11 +888,15 @@ def _point_terrain(c, ter: _Terrain):
     """Contact candidates of point c (3,) with the terrain: signed distance (N,), nearest terrain point
     (N, 3), outward terrain normal (N, 3), validity (N,), over faces, edges and vertices.
 
-    A face counts when c lies over it (within its normal prism): distance along its normal, negative
-    below it. An edge or vertex counts when it is a local peak seen from c (then c is above it).
+    A face counts when c lies above it within its normal prism (its distance to the face), or below
+    it within its vertical prism (then c is under the terrain, which is this face there; minus its
+    distance to the face's plane). An edge or vertex counts when it is a local peak seen from c (then
+    c is above it).
     """
     h = _dot(c - ter.tri[:, 0], ter.n)
-    over = jnp.all(_dot(ter.side, c - ter.tri) >= 0.0, axis=-1)
+    over_normal = jnp.all(_dot(ter.side, c - ter.tri) >= 0.0, axis=-1)
+    over_vertical = jnp.all(_dot(ter.vside, c - ter.tri) >= 0.0, axis=-1)
+    over = jnp.where(h >= 0.0, over_normal, over_vertical)
     up = _up(c)
     t, qe = _closest_on_segment(ter.edge_a, ter.edge_b, c)
     we = _normalize(c - qe, up)
@@ -898,13 +913,14 @@ def _segment_terrain(p0, p1, ter: _Terrain):
     """Contact candidates of segment p0-p1 with the terrain: signed distance (N,), nearest segment
     point (N, 3), outward terrain normal (N, 3), validity (N,).
 
-    A face counts when part of the segment lies below it, within its prism (the deepest point of that
-    part). Edges and vertices count where they are local peaks seen from the segment's nearest point.
-    The segment's endpoints above faces are the caller's point candidates.
+    A face counts when part of the segment lies below it within its vertical prism, i.e. under the
+    terrain (the deepest point of that part, by distance to the face's plane). Edges and vertices
+    count where they are local peaks seen from the segment's nearest point. The segment's endpoints
+    above faces are the caller's point candidates.
     """
     d = p1 - p0
-    a = _dot(ter.side, p0 - ter.tri)                            # (T, 3): a + t b >= 0 over the triangle
-    b = _dot(ter.side, d)
+    a = _dot(ter.vside, p0 - ter.tri)                           # (T, 3): a + t b >= 0 over the triangle
+    b = _dot(ter.vside, d)
     t = _div(-a, b)
     t_lo = jnp.maximum(jnp.max(jnp.where(b > 0, t, -BIG), axis=1), 0.0)
     t_hi = jnp.minimum(jnp.min(jnp.where(b < 0, t, BIG), axis=1), 1.0)

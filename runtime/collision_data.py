@@ -35,12 +35,11 @@ import numpy as np
 # clipping candidates at K + K + K^2 = 80 per face pair.
 FACE_VERTEX_BUDGET = 8
 
-# Two hull triangles belong to the same face when their unit normals differ by less than this (about
-# 0.08 degree) and their planes by less than PLANE_OFFSET_TOLERANCE times the hull's size. Hulls from
-# qhull split a flat face into triangles whose normals agree to rounding; real neighbours of a
-# tessellated round surface differ by degrees.
-COPLANAR_NORMAL_TOLERANCE = 1e-6
-PLANE_OFFSET_TOLERANCE = 1e-6
+# Two hull triangles belong to the same face when 1 - cos of the angle between their unit normals is
+# below this (an angle of 1.4e-5 rad). A convex hull has one face per outward normal, so the normal
+# alone decides. qhull splits a flat face into triangles whose normals agree to rounding (1e-15);
+# folds above this angle stay separate faces, and merged ones are flat to 1.4e-5 x the hull's size.
+COPLANAR_NORMAL_TOLERANCE = 1e-10
 
 
 class ConvexData(NamedTuple):
@@ -131,18 +130,17 @@ def _merge_faces(vertices: np.ndarray, triangles: np.ndarray) -> _Hull:
     flip = np.einsum("ij,ij->i", normal, p0 - centroid) < 0
     normal[flip] = -normal[flip]
 
-    planes: list[tuple[np.ndarray, float, set]] = []
-    for n, p, t in zip(normal, p0, tri):
-        d = float(n @ p)
-        for pn, pd, members in planes:
-            if 1.0 - float(pn @ n) < COPLANAR_NORMAL_TOLERANCE and abs(pd - d) < PLANE_OFFSET_TOLERANCE * scale:
+    planes: list[tuple[np.ndarray, set]] = []
+    for n, t in zip(normal, tri):
+        for pn, members in planes:
+            if 1.0 - float(pn @ n) < COPLANAR_NORMAL_TOLERANCE:
                 members.update(int(i) for i in t)
                 break
         else:
-            planes.append((n.copy(), d, set(int(i) for i in t)))
+            planes.append((n.copy(), set(int(i) for i in t)))
 
     faces, normals, offsets = [], [], []
-    for n, _, members in planes:
+    for n, members in planes:
         idx = np.array(sorted(members))
         pts = vert[idx]
         ring = _convex_polygon_ccw(pts, n)
