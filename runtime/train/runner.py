@@ -1,0 +1,256 @@
+"""The training loop around a learner: jitted iterations, progress, evaluation, checkpoints, resume.
+
+Where it sits: runtime/train, behind `scenec train` (compiler/cmd_train.py) and the benchmark scripts
+(tools/train_*.py). The learner's `iteration` (rollout + update) is one jitted call; this loop only
+calls it, logs its metrics (`metrics.jsonl`), evaluates the deterministic policy every
+`eval_every` iterations (a separate jitted rollout with its own keys, so evaluation never changes
+training), writes `checkpoint.npz` atomically every `checkpoint_seconds` and when interrupted, and
+saves the final `policy.npz`. `resume=True` continues from `checkpoint.npz` bit for bit.
+
+Output folder: checkpoint.npz, metrics.jsonl (one JSON object per iteration), policy.npz, run.json.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import pathlib
+import sys
+import time
+
+import jax
+import numpy as np
+
+from . import checkpoint, rollout
+from .apg import APG, APGConfig
+from .es import ES, ESConfig
+from .ppo import PPO, PPOConfig
+
+LEARNERS = {"ppo": (PPO, PPOConfig), "es": (ES, ESConfig), "apg": (APG, APGConfig)}
+# the config field that holds the number of parallel environments, per learner
+BATCH_FIELD = {"ppo": "num_envs", "es": "population", "apg": "num_envs"}
+
+
+def make_learner(algo: str, env, num_envs: int | None = None, overrides: dict | None = None):
+    """A learner by name; `num_envs` sets its batch; `overrides` sets config fields (strings are
+    converted to the field's type)."""
+    if algo not in LEARNERS:
+        raise ValueError(f"unknown algorithm {algo!r}; one of {', '.join(LEARNERS)}")
+    cls, config_cls = LEARNERS[algo]
+    config = config_cls()
+    values = dict(overrides or {})
+    if num_envs is not None:
+        values[BATCH_FIELD[algo]] = num_envs
+    fields = {f.name: f for f in dataclasses.fields(config_cls)}
+    converted = {}
+    for name, value in values.items():
+        if name not in fields:
+            raise ValueError(f"{algo} has no setting {name!r}; settings: {', '.join(fields)}")
+        converted[name] = _convert(getattr(config, name), value, name)
+    return cls(env, dataclasses.replace(config, **converted))
+
+
+def _convert(default, value, name):
+    if not isinstance(value, str):
+        return value
+    try:
+        if isinstance(default, bool):
+            return value.lower() in ("1", "true", "yes")
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+        if isinstance(default, tuple):
+            return tuple(int(v) for v in value.replace("x", ",").split(",") if v)
+    except ValueError:
+        raise ValueError(f"setting {name}: cannot read {value!r} as {type(default).__name__}") from None
+    return value
+
+
+def config_json(learner) -> dict:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(learner.config).items()}
+
+
+@dataclasses.dataclass
+class Result:
+    iterations: int
+    env_steps: int
+    wall_s: float
+    last_episode_return: float | None
+    last_eval_return: float | None
+    interrupted: bool
+    state: object
+
+
+class Progress:
+    """One status line on a terminal (redrawn), or a line every `every_s` seconds otherwise."""
+
+    def __init__(self, total_steps: int, stream=None, enabled: bool = True, every_s: float = 10.0):
+        self.total = total_steps
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.every_s = every_s
+        self.last_print = -math.inf
+
+    def update(self, steps: int, rate: float, episode_return, eval_return, final: bool = False):
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not (self.tty or final or now - self.last_print >= self.every_s):
+            return
+        self.last_print = now
+        frac = min(1.0, steps / max(self.total, 1))
+        bar = "#" * int(20 * frac) + "." * (20 - int(20 * frac))
+        left = (self.total - steps) / rate if rate > 0 else math.inf
+        parts = [f"[{bar}] {100 * frac:5.1f}% {_si(steps)}/{_si(self.total)} steps",
+                 f"{rate:,.0f} steps/s"]
+        if episode_return is not None:
+            parts.append(f"episode reward {episode_return:.1f}")
+        if eval_return is not None:
+            parts.append(f"eval {eval_return:.1f}")
+        parts.append(f"left {_duration(left)}")
+        line = "  ".join(parts)
+        if self.tty:
+            self.stream.write("\r" + line.ljust(110) + ("\n" if final else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _si(n: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.2f}{unit}"
+    return f"{n:.0f}"
+
+
+def _duration(s: float) -> str:
+    if not math.isfinite(s):
+        return "?"
+    s = int(s)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def _scalars(metrics: dict) -> dict:
+    return {k: float(np.asarray(v)) for k, v in metrics.items()}
+
+
+def train(learner, *, total_steps: int, out_dir, seed: int = 0, resume: bool = False,
+          eval_every: int = 10, eval_envs: int = 16, eval_length: int | None = None,
+          checkpoint_seconds: float = 60.0, progress: bool = True, meta: dict | None = None,
+          max_iterations: int | None = None, stream=None) -> Result:
+    """Train `learner` for `total_steps` environment steps (rounded up to whole iterations), writing
+    into `out_dir`. `max_iterations` stops early (as an interruption would; used by tests)."""
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ckpt_path, log_path, policy_path = out / "checkpoint.npz", out / "metrics.jsonl", out / "policy.npz"
+    run_meta = {"algo": learner.name, "config": config_json(learner), "seed": int(seed), **(meta or {})}
+    per_iter = learner.env_steps_per_iteration
+    total_iters = max(1, -(-int(total_steps) // per_iter))
+    env = learner.env
+    length = eval_length or getattr(env, "length", None) or 1000
+
+    state = learner.init(jax.random.PRNGKey(seed))
+    wall_before = 0.0
+    if resume:
+        if not ckpt_path.exists():
+            raise checkpoint.CheckpointError(f"{ckpt_path}: no checkpoint to resume from")
+        saved = checkpoint.read_meta(ckpt_path)
+        for key in ("algo", "config", "seed"):
+            if saved.get(key) != json.loads(json.dumps(run_meta[key])):
+                raise checkpoint.CheckpointError(
+                    f"{ckpt_path}: the checkpoint's {key} ({saved.get(key)}) differs from this run's "
+                    f"({run_meta[key]}); resume with the same settings")
+        state, saved = checkpoint.load_checkpoint(ckpt_path, state)
+        wall_before = float(saved.get("wall_s", 0.0))
+        _truncate_log(log_path, int(saved["iteration"]))
+    else:
+        log_path.write_text("")
+    (out / "run.json").write_text(json.dumps(dict(run_meta, total_steps=int(total_steps),
+                                                  env_steps_per_iteration=per_iter), indent=2) + "\n")
+
+    iteration_fn = jax.jit(learner.iteration)
+    eval_fn = jax.jit(lambda params, stats, key: rollout.evaluate(
+        env, learner.spec, params, stats, key, eval_envs, length))
+    eval_key = jax.random.PRNGKey(seed + 1_000_003)
+
+    bar = Progress(total_iters * per_iter, stream, progress)
+    start = time.monotonic()
+    last_ckpt = start
+    done_iters = int(np.asarray(state["iteration"]))
+    last_return = last_eval = None
+    rate_window: list[tuple[float, int]] = []
+    interrupted = False
+
+    def wall() -> float:
+        return wall_before + time.monotonic() - start
+
+    def write_checkpoint():
+        checkpoint.save_checkpoint(ckpt_path, state, dict(run_meta, iteration=done_iters,
+                                                          env_steps=done_iters * per_iter, wall_s=wall()))
+
+    with open(log_path, "a", encoding="utf-8") as log:
+        try:
+            while done_iters < total_iters:
+                if max_iterations is not None and done_iters >= max_iterations:
+                    interrupted = True
+                    break
+                new_state, metrics = iteration_fn(state)
+                metrics = _scalars(metrics)
+                state = new_state
+                done_iters += 1
+                record = {"iteration": done_iters, "env_steps": done_iters * per_iter,
+                          "wall_s": round(wall(), 3)}
+                if metrics.get("episodes", 0) > 0:
+                    last_return = metrics["episode_return_sum"] / metrics["episodes"]
+                    record["episode_return"] = last_return
+                    record["episode_length"] = metrics["episode_length_sum"] / metrics["episodes"]
+                if eval_every and (done_iters % eval_every == 0 or done_iters == total_iters):
+                    params, stats = learner.policy_of(state)
+                    ev = _scalars(eval_fn(params, stats, jax.random.fold_in(eval_key, done_iters)))
+                    last_eval = ev["eval_return"]
+                    record.update(ev)
+                record.update({k: v for k, v in metrics.items()
+                               if k not in ("episode_return_sum", "episode_length_sum")})
+                log.write(json.dumps(record) + "\n")
+                log.flush()
+                now = time.monotonic()
+                rate_window.append((now, done_iters))
+                rate_window = rate_window[-20:]
+                if len(rate_window) > 1:
+                    (t0, i0), (t1, i1) = rate_window[0], rate_window[-1]
+                    rate = (i1 - i0) * per_iter / max(t1 - t0, 1e-9)
+                else:
+                    rate = per_iter / max(now - start, 1e-9)
+                bar.update(done_iters * per_iter, rate, last_return, last_eval)
+                if now - last_ckpt >= checkpoint_seconds:
+                    write_checkpoint()
+                    last_ckpt = now
+        except KeyboardInterrupt:
+            interrupted = True
+    write_checkpoint()
+    bar.update(done_iters * per_iter, 0.0, last_return, last_eval, final=True)
+    params, stats = learner.policy_of(state)
+    if not interrupted:
+        checkpoint.save_policy(policy_path, learner.spec, params, stats,
+                               dict(run_meta, iteration=done_iters, env_steps=done_iters * per_iter))
+    return Result(done_iters, done_iters * per_iter, wall(), last_return, last_eval, interrupted, state)
+
+
+def _truncate_log(path: pathlib.Path, iteration: int) -> None:
+    """Keep the log lines up to the checkpoint's iteration (later ones are redone by the resume)."""
+    if not path.exists():
+        return
+    kept = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            if json.loads(line)["iteration"] <= iteration:
+                kept.append(line)
+        except (ValueError, KeyError):
+            break
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+    os.replace(tmp, path)
