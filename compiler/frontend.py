@@ -119,6 +119,7 @@ def build(loaded) -> ir.SceneIR:
                       float(_opt(o, "limit_damping_ratio", DEFAULTS["damping_ratio"]))),
         cone="pyramidal" if o.friction_cone == scene_pb2.PYRAMIDAL else "elliptic",
         density=float(_opt(o, "density", DEFAULTS["density"])),
+        integrator="rk4" if o.integrator == scene_pb2.RK4 else "euler",
         span=span(("options",)),
     )
 

@@ -50,6 +50,7 @@ class Options:
     limit_solref: tuple[float, float]
     cone: str                           # "elliptic" | "pyramidal"
     density: float
+    integrator: str = "euler"           # "euler" | "rk4"
     span: Span = NO_SPAN
 
 

@@ -187,7 +187,7 @@ def lower(scene: ir.SceneIR):
         actuator_force_limited=Static(np.asarray([a.force_range is not None for a in acts], bool)),
         geom_body_id=i32([bi for bi, _ in geoms]), geom_shape=i32([int(c.shape) for _, c in geoms]),
         pair_groups=tuple(groups), substeps=opts.substeps, solver_iterations=opts.solver_iterations,
-        cone=opts.cone, dtype=np.dtype(dtype).name,
+        cone=opts.cone, integrator=opts.integrator, dtype=np.dtype(dtype).name,
         body_names=tuple(b.name for b in bodies), jnt_names=tuple(topo.joints),
         actuator_names=tuple(a.name for a in acts), geom_names=tuple(c.name for _, c in geoms),
         timestep=arr(opts.timestep), gravity=arr(opts.gravity),

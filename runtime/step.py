@@ -5,7 +5,8 @@ Where it sits: the end of the pipeline. A generated `<scene>_step.py` binds a `M
 profile maps back to it. The model's static structure decides which stages exist and how they unroll;
 nothing in here branches on a traced value.
 
-Per substep of length h = timestep / substeps (semi-implicit Euler, as MuJoCo's Euler integrator):
+Per substep of length h = timestep / substeps (semi-implicit Euler, as MuJoCo's Euler integrator;
+with `integrator: rk4`, stages 1–5 run four times as classical Runge–Kutta, then 6–7 correct):
   1. kinematics: body poses, centres of mass, motion subspaces from q
   2. velocities: body spatial velocities and the derivatives of the motion subspaces from qd
   3. inertia: composite rigid-body inertias, the mass matrix (the tree's sparsity pattern) with armature
@@ -68,25 +69,45 @@ def step(m: Model, state: State, action) -> State:
     batch = q0.shape[-1]
     h = m.timestep / m.substeps
 
-    def substep(carry, _):
-        q, qd, _ = carry
+    def smooth(q, qd, implicit_h):
+        """Frames, M⁻¹ and the unconstrained acceleration at (q, qd); joint damping enters M as
+        implicit_h·damping (semi-implicit Euler) or not at all (Runge–Kutta stages)."""
         with jax.named_scope("kinematics"):
             f = kinematics.forward_kinematics(m, q)
         with jax.named_scope("velocities"):
             cvel, cdof_dot = dynamics.com_velocities(m, f, qd)
         with jax.named_scope("inertia"):
             cinert = dynamics.body_inertias(m, f)
-            mass = dynamics.mass_matrix(m, f, cinert, m.dof_armature + h * m.dof_damping)
+            mass = dynamics.mass_matrix(m, f, cinert, m.dof_armature + implicit_h * m.dof_damping)
             minv = dynamics.inverse_spd(mass)
         with jax.named_scope("forces"):
             tau = (dynamics.actuator_forces(m, q, qd, ctrl) + dynamics.passive_forces(m, q, qd)
                    - dynamics.bias_forces(m, f, cvel, cdof_dot, cinert, m.gravity, qd))
         with jax.named_scope("acceleration"):
-            qd_free = qd + h * dynamics.matvec_nn(minv, tau)
+            return f, minv, dynamics.matvec_nn(minv, tau)
+
+    def substep(carry, _):
+        q, qd, _ = carry
+        if m.integrator == "rk4":
+            f, minv, a1 = smooth(q, qd, 0.0)
+            qd2 = qd + 0.5 * h * a1
+            a2 = smooth(integrate_positions(m, q, qd, 0.5 * h), qd2, 0.0)[2]
+            qd3 = qd + 0.5 * h * a2
+            a3 = smooth(integrate_positions(m, q, qd2, 0.5 * h), qd3, 0.0)[2]
+            qd4 = qd + h * a3
+            a4 = smooth(integrate_positions(m, q, qd3, h), qd4, 0.0)[2]
+            qd_free = qd + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+            q_free = integrate_positions(m, q, (qd + 2.0 * qd2 + 2.0 * qd3 + qd4) / 6.0, h)
+        else:
+            f, minv, qacc = smooth(q, qd, h)
+            qd_free = qd + h * qacc
         with jax.named_scope("constraints"):
             qd_new, cforce = constraints.solve_velocity(m, f, minv, q, qd, qd_free, h)
         with jax.named_scope("integration"):
-            q_new = integrate_positions(m, q, qd_new, h)
+            if m.integrator == "rk4":  # the constraint's velocity change moves q to first order
+                q_new = integrate_positions(m, q_free, qd_new - qd_free, h)
+            else:
+                q_new = integrate_positions(m, q, qd_new, h)
         return (q_new, qd_new, cforce), None
 
     cforce0 = jnp.zeros((m.nbody, 3, batch), dtype)

@@ -169,6 +169,7 @@ class Model:
     substeps: int = static()
     solver_iterations: int = static()
     cone: str = static()                # "elliptic" | "pyramidal"
+    integrator: str = static()          # "euler" | "rk4"
     dtype: str = static()               # "float32" | "float64"
     body_names: tuple = static()        # (nbody,) "world" first
     jnt_names: tuple = static()         # (njnt,)

@@ -8,6 +8,11 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class Integrator(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EULER: _ClassVar[Integrator]
+    RK4: _ClassVar[Integrator]
+
 class Precision(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     FLOAT32: _ClassVar[Precision]
@@ -32,6 +37,8 @@ class ActuatorKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     POSITION: _ClassVar[ActuatorKind]
     VELOCITY: _ClassVar[ActuatorKind]
     GENERAL: _ClassVar[ActuatorKind]
+EULER: Integrator
+RK4: Integrator
 FLOAT32: Precision
 FLOAT64: Precision
 ELLIPTIC: FrictionCone
@@ -77,7 +84,7 @@ class Scene(_message.Message):
     def __init__(self, name: _Optional[str] = ..., options: _Optional[_Union[Options, _Mapping]] = ..., parameters: _Optional[_Iterable[_Union[Parameter, _Mapping]]] = ..., meshes: _Optional[_Iterable[_Union[Mesh, _Mapping]]] = ..., bodies: _Optional[_Iterable[_Union[Body, _Mapping]]] = ..., joints: _Optional[_Iterable[_Union[Joint, _Mapping]]] = ..., actuators: _Optional[_Iterable[_Union[Actuator, _Mapping]]] = ..., contacts: _Optional[_Union[ContactRules, _Mapping]] = ..., init: _Optional[_Iterable[_Union[JointValue, _Mapping]]] = ..., keyframes: _Optional[_Iterable[_Union[Keyframe, _Mapping]]] = ..., task: _Optional[_Union[Task, _Mapping]] = ..., heightfields: _Optional[_Iterable[_Union[HeightField, _Mapping]]] = ...) -> None: ...
 
 class Options(_message.Message):
-    __slots__ = ("timestep", "substeps", "gravity", "solver_iterations", "precision", "friction", "restitution", "contact_time_constant", "contact_damping_ratio", "limit_time_constant", "limit_damping_ratio", "friction_cone", "density")
+    __slots__ = ("timestep", "substeps", "gravity", "solver_iterations", "precision", "friction", "restitution", "contact_time_constant", "contact_damping_ratio", "limit_time_constant", "limit_damping_ratio", "friction_cone", "density", "integrator")
     TIMESTEP_FIELD_NUMBER: _ClassVar[int]
     SUBSTEPS_FIELD_NUMBER: _ClassVar[int]
     GRAVITY_FIELD_NUMBER: _ClassVar[int]
@@ -91,6 +98,7 @@ class Options(_message.Message):
     LIMIT_DAMPING_RATIO_FIELD_NUMBER: _ClassVar[int]
     FRICTION_CONE_FIELD_NUMBER: _ClassVar[int]
     DENSITY_FIELD_NUMBER: _ClassVar[int]
+    INTEGRATOR_FIELD_NUMBER: _ClassVar[int]
     timestep: float
     substeps: int
     gravity: _containers.RepeatedScalarFieldContainer[float]
@@ -104,7 +112,8 @@ class Options(_message.Message):
     limit_damping_ratio: float
     friction_cone: FrictionCone
     density: float
-    def __init__(self, timestep: _Optional[float] = ..., substeps: _Optional[int] = ..., gravity: _Optional[_Iterable[float]] = ..., solver_iterations: _Optional[int] = ..., precision: _Optional[_Union[Precision, str]] = ..., friction: _Optional[float] = ..., restitution: _Optional[float] = ..., contact_time_constant: _Optional[float] = ..., contact_damping_ratio: _Optional[float] = ..., limit_time_constant: _Optional[float] = ..., limit_damping_ratio: _Optional[float] = ..., friction_cone: _Optional[_Union[FrictionCone, str]] = ..., density: _Optional[float] = ...) -> None: ...
+    integrator: Integrator
+    def __init__(self, timestep: _Optional[float] = ..., substeps: _Optional[int] = ..., gravity: _Optional[_Iterable[float]] = ..., solver_iterations: _Optional[int] = ..., precision: _Optional[_Union[Precision, str]] = ..., friction: _Optional[float] = ..., restitution: _Optional[float] = ..., contact_time_constant: _Optional[float] = ..., contact_damping_ratio: _Optional[float] = ..., limit_time_constant: _Optional[float] = ..., limit_damping_ratio: _Optional[float] = ..., friction_cone: _Optional[_Union[FrictionCone, str]] = ..., density: _Optional[float] = ..., integrator: _Optional[_Union[Integrator, str]] = ...) -> None: ...
 
 class Parameter(_message.Message):
     __slots__ = ("name", "value", "expression", "unit", "doc")

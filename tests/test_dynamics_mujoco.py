@@ -25,7 +25,7 @@ F64_TOL = 1e-9     # float64 runs of the same models: only rounding separates th
 STEPS = 1000
 
 NO_CONTACT = 'contacts: {exclude: [{first: "*", second: "*"}]}\n'
-MJ_HEAD = ('<mujoco><compiler angle="radian"/><option timestep="{dt}" integrator="Euler" '
+MJ_HEAD = ('<mujoco><compiler angle="radian"/><option timestep="{dt}" integrator="{integrator}" '
            'gravity="0 0 -9.81"><flag contact="disable"/></option>')
 
 CASES = {
@@ -94,6 +94,10 @@ joints: [{name: free, kind: free, child: f}]
 <geom type="sphere" size="0.1" pos="0.2 0.1 0"/></body></worldbody></mujoco>""", 0.001, None, None),
 }
 
+# The same double pendulum with both engines' 4th-order Runge–Kutta.
+CASES["double_pendulum_rk4"] = (CASES["double_pendulum"][0].replace("options: {", "options: {integrator: rk4, "),
+                                *CASES["double_pendulum"][1:])
+
 INITIAL_QD = {"triple_hinge_slide_ball": [0.5, -0.2, 1, 2, -1], "free_body_spinning": [0.1, 0.2, 0.3, 3, 1, 2]}
 
 
@@ -102,7 +106,8 @@ def run_both(name: str, precision: str) -> float:
     yaml_text, mjcf, dt, q0, ctrl = CASES[name]
     text = NO_CONTACT + yaml_text.replace("options: {", f"options: {{precision: {precision}, ")
     compiled = api.compile(text, measure_jit=False)
-    model = mujoco.MjModel.from_xml_string(MJ_HEAD.format(dt=dt) + mjcf)
+    integrator = "RK4" if name.endswith("_rk4") else "Euler"
+    model = mujoco.MjModel.from_xml_string(MJ_HEAD.format(dt=dt, integrator=integrator) + mjcf)
     data = mujoco.MjData(model)
     if q0 is not None:
         data.qpos[:] = q0
