@@ -16,7 +16,7 @@ from scenec.schema import load
 from scenec.schema.diagnostics import SceneError, has_errors
 
 from . import frontend, ir, pipeline
-from .task import check_task, compile_task
+from .task import compile_task, with_task_diagnostics
 from .validate import validate
 
 
@@ -41,7 +41,7 @@ def analyse(source, *, allow_outside: bool = False, verify_each: bool = False,
     if not has_errors(diags):
         diags += validate(loaded)
         # Task expressions (compiler/task): parsed and type-checked against the scene's names.
-        diags += check_task(loaded)[0]
+        diags = with_task_diagnostics(loaded, diags)
     if has_errors(diags):
         return Analysis(loaded, None, tuple(diags), loaded.sources)
     scene = frontend.build(loaded)

@@ -26,6 +26,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain-pairs": ("scenec.compiler.cmd_explain_pairs", "list every collider pair, kept or pruned, and why"),
     "dump-ir": ("scenec.compiler.cmd_dump_ir", "print the IR after a pass (deterministic)"),
     "dump-jaxpr": ("scenec.compiler.cmd_dump_jaxpr", "print the jaxpr of the compiled step"),
+    "train": ("scenec.compiler.cmd_train", "train a policy on a scene's task (PPO, ES or APG)"),
+    "play": ("scenec.compiler.cmd_play", "roll out a trained policy; write its trajectory and return"),
+    "optimize": ("scenec.compiler.cmd_optimize", "optimise an open-loop action sequence by gradients"),
     "view": ("scenec.compiler.cmd_view", "write an HTML page that shows a scene and plays a trajectory"),
     "render": ("scenec.compiler.cmd_render", "render a scene's frames to PNG, GIF or MP4 on the CPU"),
 }

@@ -5,9 +5,9 @@ Where it sits: compiler/. `check_task(loaded)` (parse.py + check.py, no jax) run
 runtime) runs inside `compile()` once the model exists. The language is documented in docs/tasks.md.
 """
 
-from .check import CheckedTask, check_task
+from .check import CheckedTask, check_task, with_task_diagnostics
 
-__all__ = ["CheckedTask", "check_task", "compile_task"]
+__all__ = ["CheckedTask", "check_task", "compile_task", "with_task_diagnostics"]
 
 
 def compile_task(loaded, scene_ir, model):

@@ -175,6 +175,7 @@ class Checker:
     def __init__(self, names: SceneNames):
         self.names = names
         self.problems: list[tuple] = []
+        self.used_parameters: set[str] = set()
 
     # -- entry ------------------------------------------------------------------------------------
 
@@ -257,6 +258,7 @@ class Checker:
         if name == "pi":
             return Value(Typed(NUMBER, ("const", 3.141592653589793)))
         if name in n.parameters:
+            self.used_parameters.add(name)
             return Value(Typed(NUMBER, ("const", float(n.parameters[name]))))
         candidates = list(ROOTS) + list(n.parameters) + ["true", "false"]
         hint = did_you_mean(name, candidates)
@@ -328,6 +330,7 @@ class Checker:
     def param(self, m, s, e):
         if m not in self.names.parameters:
             self._unknown("parameter", m, tuple(self.names.parameters), s, e)
+        self.used_parameters.add(m)
         return Value(Typed(NUMBER, ("const", float(self.names.parameters[m]))))
 
     def actuator(self, m, s, e):
@@ -608,6 +611,7 @@ class CheckedTask:
     reward: tuple
     termination: tuple
     names: SceneNames
+    used_parameters: frozenset = frozenset()
 
 
 class _Spans:
@@ -706,7 +710,20 @@ def check_task(loaded) -> tuple[list[Diagnostic], CheckedTask | None]:
     if not task.observations:
         diags.append(Diagnostic("W601", "the task has no observations", loaded.source_map.span(("task",)),
                                 "a learner sees only what `observations` lists", Severity.WARNING))
-    return diags, CheckedTask(sections["observations"], sections["reward"], sections["termination"], names)
+    return diags, CheckedTask(sections["observations"], sections["reward"], sections["termination"], names,
+                              frozenset(checker.used_parameters))
+
+
+def with_task_diagnostics(loaded, diagnostics) -> list[Diagnostic]:
+    """`diagnostics` plus the task's; the loader's W101 ("parameter is never used") is dropped for
+    parameters that only the task uses (the loader does not read task expressions)."""
+    task_diags, checked = check_task(loaded)
+    out = list(diagnostics)
+    if checked is not None and checked.used_parameters:
+        used = {loaded.source_map.span(("parameters", i, "name"))
+                for i, p in enumerate(loaded.scene.parameters) if p.name in checked.used_parameters}
+        out = [d for d in out if not (d.code == "W101" and d.span in used)]
+    return out + task_diags
 
 
 def _section_problem(field: str, t: Type) -> tuple[str, str] | None:

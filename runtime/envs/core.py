@@ -21,6 +21,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.custom_batching import custom_vmap
 
 from .. import step as rstep
 from .. import task as rtask
@@ -129,6 +130,30 @@ def _rotvec_quat(r):
     return jnp.concatenate([jnp.cos(theta / 2)[None], 0.5 * jnp.sinc(theta / (2 * jnp.pi)) * r])
 
 
+def batched_physics(model: Model):
+    """`step(state, action)` of `model` whose vmap calls the step once on the whole batch.
+
+    The step takes leading batch axes itself and is about twice as fast that way as under
+    `jax.vmap` (runtime/step.py moves the batch to the last axis inside); environments are written
+    for one copy and vmapped, so this rule hands the batch straight to the step."""
+
+    @custom_vmap
+    def physics(state, action):
+        return rstep.step(model, state, action)
+
+    @physics.def_vmap
+    def _rule(axis_size, in_batched, state, action):
+        state_batched, action_batched = in_batched
+        state = jax.tree_util.tree_map(
+            lambda x, b: x if b else jnp.broadcast_to(x, (axis_size,) + x.shape), state, state_batched)
+        if not action_batched:
+            action = jnp.broadcast_to(action, (axis_size,) + action.shape)
+        out = rstep.step(model, state, action)
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    return physics
+
+
 def _all_finite(*arrays):
     ok = jnp.asarray(True)
     for a in arrays:
@@ -146,6 +171,7 @@ class TaskEnv(Env):
         self._targets = tuple(self.task.targets)
         self._target_spec = rtask.TaskSpec((), (), (), 0.0, 0.0, self._targets, 1, 1)
         self.action_size = model.nu
+        self._physics = batched_physics(model)
         dtype = jnp.dtype(model.dtype)
         probe = jax.eval_shape(self.reset, jax.random.PRNGKey(0))
         self.observation_size = int(probe.obs.shape[0]) if probe.obs.ndim else 1
@@ -230,7 +256,7 @@ class TaskEnv(Env):
         m = self.model
         action = self._clip(action)
         before = state.pipeline_state
-        ps = rstep.step(m, before, action)
+        ps = self._physics(before, action)
         targets = state.info["targets"]
         key, k_targets = jax.random.split(state.info["key"])
         prev = rtask.View(m, before, action, targets)

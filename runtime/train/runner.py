@@ -111,7 +111,8 @@ class Progress:
             parts.append(f"episode reward {episode_return:.1f}")
         if eval_return is not None:
             parts.append(f"eval {eval_return:.1f}")
-        parts.append(f"left {_duration(left)}")
+        if not final:
+            parts.append(f"left {_duration(left)}")
         line = "  ".join(parts)
         if self.tty:
             self.stream.write("\r" + line.ljust(110) + ("\n" if final else ""))
@@ -183,6 +184,7 @@ def train(learner, *, total_steps: int, out_dir, seed: int = 0, resume: bool = F
     done_iters = int(np.asarray(state["iteration"]))
     last_return = last_eval = None
     rate_window: list[tuple[float, int]] = []
+    rate = 0.0
     interrupted = False
 
     def wall() -> float:
@@ -218,21 +220,20 @@ def train(learner, *, total_steps: int, out_dir, seed: int = 0, resume: bool = F
                 log.write(json.dumps(record) + "\n")
                 log.flush()
                 now = time.monotonic()
+                # The rate comes from the last iterations only: the first one includes compilation.
                 rate_window.append((now, done_iters))
                 rate_window = rate_window[-20:]
                 if len(rate_window) > 1:
                     (t0, i0), (t1, i1) = rate_window[0], rate_window[-1]
                     rate = (i1 - i0) * per_iter / max(t1 - t0, 1e-9)
-                else:
-                    rate = per_iter / max(now - start, 1e-9)
-                bar.update(done_iters * per_iter, rate, last_return, last_eval)
+                    bar.update(done_iters * per_iter, rate, last_return, last_eval)
                 if now - last_ckpt >= checkpoint_seconds:
                     write_checkpoint()
                     last_ckpt = now
         except KeyboardInterrupt:
             interrupted = True
     write_checkpoint()
-    bar.update(done_iters * per_iter, 0.0, last_return, last_eval, final=True)
+    bar.update(done_iters * per_iter, rate, last_return, last_eval, final=True)
     params, stats = learner.policy_of(state)
     if not interrupted:
         checkpoint.save_policy(policy_path, learner.spec, params, stats,
