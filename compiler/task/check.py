@@ -260,17 +260,17 @@ class Checker:
         if name in n.parameters:
             self.used_parameters.add(name)
             return Value(Typed(NUMBER, ("const", float(n.parameters[name]))))
-        candidates = list(ROOTS) + list(n.parameters) + ["true", "false"]
-        hint = did_you_mean(name, candidates)
-        if not hint:
-            for kind, pool in (("body", n.bodies), ("joint", n.joints), ("target", n.targets)):
-                if name in pool:
-                    hint = f"'{name}' is a {kind}: write {kind}.{name}"
-                    break
+        hint = ""
+        for kind, pool in (("body", n.bodies), ("joint", n.joints), ("target", n.targets)):
+            if name in pool:
+                hint = f"'{name}' is a {kind}: write {kind}.{name}"
+                break
         if not hint and name in n.actuators:
             hint = f"'{name}' is an actuator: write action.{name}"
         if not hint and name in FUNCTIONS:
             hint = f"'{name}' is a function: call it like {name}(x)"
+        if not hint:
+            hint = did_you_mean(name, list(ROOTS) + list(n.parameters) + ["true", "false"])
         raise _Reject("E602", f"unknown name '{name}'", start, end,
                       hint or "names start with body, joint, q, qd, action, contact_force, com, "
                               "target, time, dt, param or prev, or are parameters")
