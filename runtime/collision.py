@@ -26,24 +26,37 @@ distance up to float rounding, separated or penetrating, and its normal is the t
   that holds the three lowest corners.
 - plane_mesh: exact (the deepest vertex is row 0), plus four vertices spread around it (supports in
   directions tilted from the plane normal) so that a resting hull has several supports.
-- box_box, box_mesh, mesh_mesh: the separating-axis test (SAT) over face normals and over the edge
-  pairs that form faces of the Minkowski difference (Gauss-map test) picks the axis of least
-  penetration, preferring faces by a small tolerance (FACE_PREFERENCE). When the shapes overlap that
-  axis and its depth are exact (the penetration depth of convex polytopes is attained at a face of
-  their Minkowski difference); the rows' smallest dist equals it whenever the deepest point of the
-  incident face lies over the reference face, which is the case for boxes. When they are apart the
-  SAT value is a lower bound of the true distance (exact when the closest features are a face and a
-  vertex, or two edges meeting inside both), and every row's dist is the true distance of its point
-  to the other shape, so no row claims contact that does not exist. Face contacts are the clipped
-  overlap of the reference face and the most anti-parallel incident face: box_box returns all of
-  its corners (at most 8); the mesh kernels return the deepest and four spread ones.
-- heightfield_sphere: exact; the rows are the four nearest triangles (so a sphere in a valley feels
-  both slopes). heightfield_capsule: exact (segment against each triangle), with the two caps as
-  extra rows. heightfield_box: rows are the box's four deepest corners (each corner's exact distance
-  to the terrain) and the four terrain vertices deepest in the box; a box edge resting across a
-  terrain ridge between grid vertices is missed. Height fields are examined only in the window of
-  cells around the partner (see collision_data.heightfield_data) and treated as infinitely deep
-  (their base thickness does not matter for contacts) with no side walls.
+- box_box, box_mesh, mesh_mesh: the separating-axis test (SAT) over face normals and over edge
+  pairs (for meshes, the pairs whose Gauss-map arcs cross, which are exactly the edge faces of the
+  Minkowski difference; for two boxes, the nine axis products) picks the axis of least penetration,
+  preferring a face axis, and a's face over b's, unless the other is better by FACE_PREFERENCE of
+  the smaller radius. Overlapping: the depth along that axis is the exact penetration depth (it is
+  attained at a face of the Minkowski difference), so the smallest dist is exact up to that
+  preference, and never shallower. Apart: the SAT value is only a lower bound of the distance, so
+  the rows report true distances of actual surface points instead; no row claims a distance smaller
+  than the true one, and the smallest is exact when the nearest features are a face and a vertex
+  or two parallel faces; when the faces do not overlap seen along the axis (apart across corners or
+  edges) there may be no active row at all. Face contacts are the overlap polygon of the reference
+  face and the most anti-parallel incident face (plus, overlapping, the incident hull's deepest
+  vertex when it is deeper than all of them): box_box returns the eight deepest candidates, which
+  hold every corner of a box-box overlap; the mesh kernels return the deepest and the four extreme
+  ones in four directions of the contact plane. Edge contacts are one row at the two edges' closest
+  points.
+- heightfield_sphere: exact while the centre is above the terrain (penetration shallower than the
+  radius); rows are the four nearest terrain features: faces the centre lies over, and edges and
+  vertices that are local peaks seen from it (so a sphere on flat ground has one row, in a valley one
+  per slope). Below the terrain, the face under the centre gives the depth to its plane.
+  heightfield_capsule: exact while the axis is above the terrain (segment against every feature),
+  rows are both caps and the two best segment candidates (a face the axis dips under, a ridge edge or
+  a peak under it). heightfield_box: rows are the box's four deepest corners (each corner's exact
+  distance to the terrain) and the four terrain vertices deepest in the box among those that are peaks
+  (not on flat ground); a box edge resting across a terrain ridge between grid vertices is missed,
+  and each corner only sees the terrain within half a cell of it (CORNER_CELLS), so the smallest
+  dist is exact when a corner within half a cell of the terrain, or a terrain vertex, is nearest, and
+  never too small.
+  Height fields are examined only in the window of cells around the partner (see
+  collision_data.heightfield_data), are infinitely deep under their surface (the base thickness does
+  not matter for contacts) and have no side walls.
 """
 
 from __future__ import annotations
@@ -123,6 +136,10 @@ SPREAD_ANGLE = 0.3
 # A terrain edge or vertex is a local peak seen from direction w when no neighbour rises above the plane
 # through it normal to w by more than this fraction of their distance (rounding on flat ground).
 CONE_SLACK = 1e-5
+# heightfield_box examines each corner against CORNER_CELLS x CORNER_CELLS cells around it, which
+# cover at least half a cell on each side: a corner's distance is exact when it is within half a
+# cell of the terrain (contacts are), and otherwise never too small.
+CORNER_CELLS = 2
 # Sentinel for "not a candidate" in max / min selections (finite, so no inf - inf ever appears).
 BIG = 1e30
 
@@ -602,17 +619,12 @@ class _EdgeAxes(NamedTuple):
     seg_b: jax.Array
 
 
-def _outer_dot(x, y):
-    """(Nx, Ny) dot products of rows of x (Nx, 3) with rows of y (Ny, 3)."""
-    return _dot(x[:, None, :], y[None, :, :])
-
-
 def _edge_axes_hulls(a: ConvexData, b: ConvexData) -> _EdgeAxes:
     """Pairs of edges whose Gauss-map arcs cross: exactly the edge-edge faces of the Minkowski
     difference a - b, whose separation is the distance between the two edges' lines.
 
     Per pair only dot products of per-edge vectors (triple products rewritten so that every cross
-    product is per edge): the pairs are many (Ea x Eb) and each costs a few dozen flops.
+    product is per edge): the pairs are many (Ea x Eb).
     """
     da = a.edge_b - a.edge_a
     db = b.edge_b - b.edge_a
@@ -621,7 +633,8 @@ def _edge_axes_hulls(a: ConvexData, b: ConvexData) -> _EdgeAxes:
     bxa = _cross(n_a2, n_a1)                         # normal of arc a's great circle
     dxc = _cross(n_b2, n_b1)
     # All per-pair numbers are dot products of a per-edge vector of a with one of b: one batched
-    # matrix product (Ea x 3 by 3 x Eb, eight times) is much faster than broadcasting them.
+    # matrix product (Ea x 3 by 3 x Eb, eight times) beats broadcasting them (mesh_mesh ran 4x faster on
+    # CPU): unlike the 3-vector products elsewhere, these are real matrices.
     left = jnp.stack([bxa, bxa, n_a1, n_a2, da, da, _cross(a.edge_a, da), _cross(a.edge_a - a.center, da)])
     right = jnp.stack([n_b1, n_b2, dxc, dxc, db, _cross(db, b.edge_a), db, db])
     cba, dba, adc, bdc, ab, on_b, on_a, out = jnp.einsum("kic,kjc->kij", left, right)
@@ -808,8 +821,8 @@ class _Terrain(NamedTuple):
 
     tri (T, 3, 3) triangles counter-clockwise from above, n (T, 3) their upward unit normals, side
     (T, 3, 3) their inward side normals, vside (T, 3, 3) the inward normals of their vertical sides
-    (horizontal vectors: the prism above and below the triangle); edge_a, edge_b (Ee, 3) edge endpoints, edge_far (Ee, 2, 3) the
-    far vertices of the edge's two triangles relative to edge_a; vert (Nv, 3) vertices, nbr (Nv, 6, 3)
+    (horizontal vectors: the prism above and below the triangle); edge_a, edge_b (Ee, 3) edge
+    endpoints, edge_far (Ee, 2, 3) the far vertices of the edge's two triangles relative to edge_a; vert (Nv, 3) vertices, nbr (Nv, 6, 3)
     the six vertices joined to each by an edge, relative to it; edge_slack (Ee, 2), nbr_slack (Nv, 6)
     how far (m) a neighbour may rise above a peak's plane and still count as level.
     """
@@ -827,8 +840,9 @@ class _Terrain(NamedTuple):
     nbr_slack: jax.Array
 
 
-def _terrain(hf: Geom, center) -> _Terrain:
-    """The window of cells around `center` (3,), in hf's frame.
+def _terrain(hf: Geom, center, cells: int | None = None) -> _Terrain:
+    """The window of cells around `center` (3,), in hf's frame: the height field's window, or `cells`
+    x `cells` (at most the grid).
 
     The window starts w//2 cells before the grid vertex nearest the centre (clamped into the grid), so
     it covers at least w//2 - 1/2 cells on each side of it (collision_data.heightfield_window). The
@@ -838,6 +852,8 @@ def _terrain(hf: Geom, center) -> _Terrain:
     elev = jnp.asarray(data.padded_elevation, dtype=hf.pos.dtype)
     nrow, ncol = elev.shape[0] - 2, elev.shape[1] - 2
     wy, wx = data.window_row.shape[0] - 1, data.window_col.shape[0] - 1
+    if cells is not None:
+        wy, wx = min(cells, nrow - 1), min(cells, ncol - 1)
     sx, sy = hf.size[0], hf.size[1]
     dx, dy = 2.0 * sx / (ncol - 1), 2.0 * sy / (nrow - 1)
     j0 = jnp.clip(jnp.round((center[0] + sx) / dx).astype(jnp.int32) - wx // 2, 0, ncol - 1 - wx)
@@ -982,7 +998,9 @@ def heightfield_box(hf: Geom, box: Geom) -> Contact:
     center = _unrotate(hf.mat, box.pos - hf.pos)
     corners = _rotate(mat, _const(_CUBE.vert, h) * h) + center                # (8, 3)
     ter = _terrain(hf, center)
-    sd, _, w, valid = jax.vmap(lambda c: _point_terrain(c, ter))(corners)    # (8, N)
+    # Each corner against the terrain right around it (a small window of its own): a point's nearest
+    # terrain point is no farther sideways than the point is from the terrain.
+    sd, _, w, valid = jax.vmap(lambda c: _point_terrain(c, _terrain(hf, c, CORNER_CELLS)))(corners)
     k = jnp.argmin(jnp.where(valid, sd, BIG), axis=1)[:, None]
     sd_c = jnp.take_along_axis(sd, k, axis=1)[:, 0]
     w_c = jnp.take_along_axis(w, k[..., None], axis=1)[:, 0]

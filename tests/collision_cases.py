@@ -35,6 +35,7 @@ def mesh_data(vertices, faces) -> collision_data.ConvexData:
 
 
 def geom(pos, mat, size, mesh=None, hfield=None, dtype=jnp.float32) -> collision.Geom:
+    """A Geom from numpy values, in `dtype` (float64 needs jax.enable_x64)."""
     cast = lambda x: jnp.asarray(x, dtype)  # noqa: E731
     if mesh is not None:
         mesh = jax.tree.map(cast, mesh)
@@ -71,7 +72,7 @@ def run(name: str, pairs: list[tuple[collision.Geom, collision.Geom]]):
     return jax.tree.map(lambda x: np.asarray(x)[:n], out)
 
 
-def min_active(c, i=None):
+def min_active(c):
     """Smallest dist over active rows (per batch item when c is batched); inf when none is active."""
     d = np.where(c.active, c.dist, np.inf)
     return d.min(axis=-1)
@@ -79,27 +80,29 @@ def min_active(c, i=None):
 
 # --- a geometry of every shape, with its reference point set (None for plane / height field) -------
 
-def shape_geom(shape: Shape, rng: np.random.Generator, pos, mat=None, hull=None, hfield=None):
+def shape_geom(shape: Shape, rng: np.random.Generator, pos, mat=None, hull=None, hfield=None,
+               dtype=jnp.float32):
     """(Geom, points) of one shape at pos; points are its vertices for the references (a segment's
     two ends, a sphere's centre) together with the radius to subtract."""
     mat = random_rotation(rng) if mat is None else mat
     pos = np.asarray(pos, float)
+    make = functools.partial(geom, dtype=dtype)
     if shape == Shape.PLANE:
-        return geom(pos, mat, PLANE_SIZE), None
+        return make(pos, mat, PLANE_SIZE), None
     if shape == Shape.SPHERE:
         r = rng.uniform(0.1, 0.4)
-        return geom(pos, mat, [r, 0, 0]), (pos[None], r)
+        return make(pos, mat, [r, 0, 0]), (pos[None], r)
     if shape == Shape.CAPSULE:
         r, hl = rng.uniform(0.05, 0.3), rng.uniform(0.0, 0.6)
         ends = np.array([pos - hl * mat[:, 2], pos + hl * mat[:, 2]])
-        return geom(pos, mat, [r, hl, 0]), (ends, r)
+        return make(pos, mat, [r, hl, 0]), (ends, r)
     if shape == Shape.BOX:
         h = rng.uniform(0.1, 0.6, 3)
-        return geom(pos, mat, h), (box_corners(pos, mat, h), 0.0)
+        return make(pos, mat, h), (box_corners(pos, mat, h), 0.0)
     if shape == Shape.MESH:
         v, f = hull if hull is not None else random_hull(rng)
-        return geom(pos, mat, [0, 0, 0], mesh=mesh_data(v, f)), (v @ mat.T + pos, 0.0)
-    return geom(pos, mat, hfield[1], hfield=hfield[0]), None
+        return make(pos, mat, [0, 0, 0], mesh=mesh_data(v, f)), (v @ mat.T + pos, 0.0)
+    return make(pos, mat, hfield[1], hfield=hfield[0]), None
 
 
 def example_pair(a: Shape, b: Shape, rng: np.random.Generator, gap: float = 0.0):
