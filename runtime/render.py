@@ -6,8 +6,8 @@ Where it sits: after the step, beside `trajectory.py`. `scenec render` draws a t
 
 Every collider is intersected analytically in its own frame: planes (one-sided, +z up, finite when
 their display size is set), spheres, capsules (a cylinder and two balls), boxes (slabs), convex
-meshes (the intersection of their hull's face half-spaces) and height fields (ray marching over the
-triangle grid, then bisection). The nearest hit per pixel is shaded with Lambert + ambient light
+meshes (the intersection of their hull's face half-spaces) and height fields (the ray walks the
+grid cells it crosses and meets each cell's two triangles). The nearest hit per pixel is shaded with Lambert + ambient light
 from one directional light, a small specular highlight, hard shadows (a second ray toward the
 light), a checkerboard on planes that fades where its cells get smaller than a pixel, and a sky
 gradient behind everything. Colours are the colliders' `geom_rgba` (alpha 0 hides a collider),
@@ -48,11 +48,9 @@ SHADOW_BIAS_REL = 2e-4
 # Divisors smaller than this are replaced by it (keeping the sign) so rays parallel to a slab or a
 # face give huge, finite parameters instead of inf or NaN.
 TINY = 1e-12
-# Height fields: samples per grid cell crossed along a ray before bisection, and bisection steps. Two
-# samples a cell catch every crossing of a ridge at least half a cell wide; 12 halvings bring the hit
-# to 1/4096 of a sample step, far below a pixel.
-HFIELD_SAMPLES_PER_CELL = 2
-HFIELD_BISECTIONS = 12
+# Barycentric slack of the ray-triangle test: a ray through the shared diagonal of two terrain
+# triangles must not slip between them by rounding (1e-6 of a cell is far below a pixel).
+TRIANGLE_EDGE_SLACK = 1e-6
 # Contact points shown by the viewer: rows with a signed distance below this, m (resting contacts
 # penetrate slightly; 1 mm also shows contacts that are just touching).
 CONTACT_SHOW_DISTANCE = 1e-3
@@ -261,9 +259,29 @@ def _hfield_height(elev, sx, sy, x, y):
     return h, dh_du * (ncol - 1) / (2 * sx), dh_dv * (nrow - 1) / (2 * sy)
 
 
+def _ray_triangle(o, d, a, b, c):
+    """Möller–Trumbore: ray parameter (P,) of the hit with triangles a, b, c (P, 3) (BIG: none) and
+    the triangles' unit normals (P, 3), oriented toward +z (terrain faces up)."""
+    e1, e2 = b - a, c - a
+    pvec = jnp.cross(d, e2)
+    det = _dot(e1, pvec)
+    inv = 1.0 / _safe(det)
+    s = o - a
+    u = _dot(s, pvec) * inv
+    q = jnp.cross(s, e1)
+    v = _dot(d, q) * inv
+    t = _dot(e2, q) * inv
+    inside = (u >= -TRIANGLE_EDGE_SLACK) & (v >= -TRIANGLE_EDGE_SLACK) & (u + v <= 1 + TRIANGLE_EDGE_SLACK)
+    n = _unit(jnp.cross(e1, e2))
+    return _miss((jnp.abs(det) > TINY) & inside, t), n * jnp.where(n[:, 2:3] < 0, -1.0, 1.0)
+
+
 def ray_heightfield(o, d, size, elev):
-    """Terrain z = h(x, y) over |x| <= size[0], |y| <= size[1] with walls down to its lowest
-    point: march through its bounding box, then bisect the first sign change of z - h."""
+    """Terrain z = h(x, y) over |x| <= size[0], |y| <= size[1], with walls down to its lowest
+    point. The ray walks the grid's cells in the order it crosses them (a 2D DDA over a fixed
+    nrow + ncol steps, enough to cross the grid) and intersects each cell's two triangles exactly;
+    the first hit wins."""
+    nrow, ncol = elev.shape
     sx, sy = size[0], size[1]
     zlo, zhi = jnp.min(elev), jnp.max(elev)
     mid = jnp.stack([jnp.zeros_like(sx), jnp.zeros_like(sx), 0.5 * (zlo + zhi)])
@@ -271,34 +289,51 @@ def ray_heightfield(o, d, size, elev):
     t_in, t_out, axis = _slab(o - mid, d, half)
     in_box = t_in <= t_out
     t0 = jnp.maximum(t_in, T_MIN)
-    nsample = HFIELD_SAMPLES_PER_CELL * (elev.shape[0] + elev.shape[1])
+    cu, cv = 2 * sx / (ncol - 1), 2 * sy / (nrow - 1)        # cell size along x and y, m
+    entry = o + t0[:, None] * d
+    u0, v0 = (entry[:, 0] + sx) / cu, (entry[:, 1] + sy) / cv  # grid coordinates at entry
+    j0 = jnp.clip(jnp.floor(u0), 0, ncol - 2).astype(jnp.int32)
+    i0 = jnp.clip(jnp.floor(v0), 0, nrow - 2).astype(jnp.int32)
+    du, dv = d[:, 0] / cu, d[:, 1] / cv                        # grid units per unit of t
+    step_j = jnp.where(du > 0, 1, -1).astype(jnp.int32)
+    step_i = jnp.where(dv > 0, 1, -1).astype(jnp.int32)
+    still_u, still_v = jnp.abs(du) < TINY, jnp.abs(dv) < TINY
+    next_u = jnp.where(du > 0, j0 + 1, j0).astype(d.dtype)
+    next_v = jnp.where(dv > 0, i0 + 1, i0).astype(d.dtype)
+    tmax_u = jnp.where(still_u, BIG, t0 + (next_u - u0) / _safe(du))
+    tmax_v = jnp.where(still_v, BIG, t0 + (next_v - v0) / _safe(dv))
+    tdelta_u = jnp.where(still_u, BIG, 1.0 / jnp.abs(_safe(du)))
+    tdelta_v = jnp.where(still_v, BIG, 1.0 / jnp.abs(_safe(dv)))
 
-    def gap(t):
-        p = o + t[:, None] * d
-        h, _, _ = _hfield_height(elev, sx, sy, p[:, 0], p[:, 1])
-        return p[:, 2] - h
+    def corner(i, j):
+        ic, jc = jnp.clip(i, 0, nrow - 1), jnp.clip(j, 0, ncol - 1)
+        return jnp.stack([-sx + jc * cu, -sy + ic * cv, elev[ic, jc]], axis=-1)
 
-    def march(carry, k):
-        found, lo, hi, t_prev = carry
-        t = t0 + (t_out - t0) * (k / nsample)
-        below = gap(t) <= 0
-        first = ~found & below
-        return (found | below, jnp.where(first, t_prev, lo), jnp.where(first, t, hi), t), None
+    def cross_cell(carry, _):
+        i, j, tmu, tmv, t_hit, n_hit = carry
+        valid = (i >= 0) & (i <= nrow - 2) & (j >= 0) & (j <= ncol - 2)
+        p00, p01, p11, p10 = corner(i, j), corner(i, j + 1), corner(i + 1, j + 1), corner(i + 1, j)
+        t_up, n_up = _ray_triangle(o, d, p00, p01, p11)
+        t_lo, n_lo = _ray_triangle(o, d, p00, p11, p10)
+        t_cell = jnp.where(valid, jnp.minimum(t_up, t_lo), BIG)
+        n_cell = jnp.where((t_up <= t_lo)[:, None], n_up, n_lo)
+        first = (t_hit >= BIG) & (t_cell < BIG)
+        t_hit = jnp.where(first, t_cell, t_hit)
+        n_hit = jnp.where(first[:, None], n_cell, n_hit)
+        go_u = tmu < tmv
+        return (jnp.where(go_u, i, i + step_i), jnp.where(go_u, j + step_j, j),
+                jnp.where(go_u, tmu + tdelta_u, tmu), jnp.where(go_u, tmv, tmv + tdelta_v),
+                t_hit, n_hit), None
 
-    below0 = gap(t0) <= 0                              # entered through a wall, under the surface
-    (found, lo, hi, _), _ = jax.lax.scan(march, (below0, t0, t0, t0),
-                                         jnp.arange(1, nsample + 1, dtype=t0.dtype))
-    for _ in range(HFIELD_BISECTIONS):
-        m = 0.5 * (lo + hi)
-        below = gap(m) <= 0
-        lo, hi = jnp.where(below, lo, m), jnp.where(below, m, hi)
-    t = jnp.where(below0, t0, hi)
-    p = o + t[:, None] * d
-    _, hx, hy = _hfield_height(elev, sx, sy, p[:, 0], p[:, 1])
-    n_top = _unit(jnp.stack([-hx, -hy, jnp.ones_like(hx)], axis=-1))
+    init = (i0, j0, tmax_u, tmax_v, jnp.full_like(t0, BIG), jnp.zeros_like(d))
+    (_, _, _, _, t_top, n_top), _ = jax.lax.scan(cross_cell, init, None, length=nrow + ncol)
+
+    h0, _, _ = _hfield_height(elev, sx, sy, entry[:, 0], entry[:, 1])
+    below0 = entry[:, 2] < h0                                  # entered through a wall, under the top
     n_wall = -jnp.sign(_safe(d)) * jax.nn.one_hot(axis, 3, dtype=d.dtype)
+    t = jnp.where(below0, t0, t_top)
     normal = jnp.where(below0[:, None], n_wall, n_top)
-    return _miss(in_box & found, t), normal
+    return _miss(in_box & (t < BIG), t), normal
 
 
 _PRIMITIVES = {Shape.PLANE: ray_plane, Shape.SPHERE: ray_sphere, Shape.CAPSULE: ray_capsule,

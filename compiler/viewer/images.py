@@ -149,11 +149,18 @@ def encode_gif(frames, fps: float = 20.0, loop: bool = True) -> bytes:
     a = _check_frames(frames)
     t, h, w, _ = a.shape
     flat = a.reshape(-1, 3)
-    step = max(1, len(flat) // GIF_SAMPLE_PIXELS)
-    palette = median_cut_palette(flat[::step])
+    key = (flat[:, 0].astype(np.int32) << 16) | (flat[:, 1].astype(np.int32) << 8) | flat[:, 2]
+    unique, inverse = np.unique(key, return_inverse=True)
+    if len(unique) <= 256:
+        # Few colours (flat shading, synthetic frames): the palette is exactly them, lossless.
+        palette = np.stack([unique >> 16, (unique >> 8) & 0xFF, unique & 0xFF], -1).astype(np.uint8)
+        idx = inverse.astype(np.uint8).reshape(a.shape[:3])
+    else:
+        step = max(1, len(flat) // GIF_SAMPLE_PIXELS)
+        palette = median_cut_palette(flat[::step])
+        idx = quantise(a, palette)
     table = np.zeros((256, 3), np.uint8)
     table[:len(palette)] = palette
-    idx = quantise(a, palette)
     delay = max(1, int(round(100.0 / fps)))
     out = bytearray(b"GIF89a")
     out += struct.pack("<HHBBB", w, h, 0xF7, 0, 0)     # global table of 2^(7+1) colours
