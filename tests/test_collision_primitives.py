@@ -218,3 +218,23 @@ def test_exact_in_float64(name, a, b):
     assert out.dist.dtype == np.float64
     want = np.array([reference_distance(*r) for r in refs])
     np.testing.assert_allclose(K.min_active(out), want, atol=X64_TOL)
+
+
+def test_nearly_parallel_capsules_stay_exact():
+    # Within CAPSULE_PARALLEL_SIN the rows are the overlap's ends, measured along the common normal:
+    # still the exact distance, whatever the offsets and lengths.
+    rng = np.random.default_rng(8)
+    pairs, want = [], []
+    for _ in range(NPOSE):
+        rot = R.random_rotation(rng)
+        tilt = rng.normal(size=3)
+        tilt -= (tilt @ rot[:, 2]) * rot[:, 2]
+        rot2 = R.rotation_about(tilt, rng.uniform(-0.9e-3, 0.9e-3)) @ rot
+        p1, p2 = rng.normal(size=3) * 0.1, rng.normal(size=3) * 0.3
+        r1, r2, h1, h2 = rng.uniform(0.05, 0.3, 2).tolist() + rng.uniform(0.0, 0.6, 2).tolist()
+        pairs.append((K.geom(p1, rot, [r1, h1, 0]), K.geom(p2, rot2, [r2, h2, 0])))
+        want.append(R.segment_segment_distance(p1 - h1 * rot[:, 2], p1 + h1 * rot[:, 2],
+                                               p2 - h2 * rot2[:, 2], p2 + h2 * rot2[:, 2]) - r1 - r2)
+    out = K.run("capsule_capsule", pairs)
+    np.testing.assert_allclose(K.min_active(out), want, atol=DIST_TOL)
+    assert out.active.all(axis=1).sum() >= NPOSE // 2          # most overlap: two rows
