@@ -634,10 +634,12 @@ def _edge_axes_hulls(a: ConvexData, b: ConvexData) -> _EdgeAxes:
     dxc = _cross(n_b2, n_b1)
     # All per-pair numbers are dot products of a per-edge vector of a with one of b: one batched
     # matrix product (Ea x 3 by 3 x Eb, eight times) beats broadcasting them (mesh_mesh ran 4x faster on
-    # CPU): unlike the 3-vector products elsewhere, these are real matrices.
+    # CPU): unlike the 3-vector products elsewhere, these are real matrices. Full precision: GPUs and
+    # TPUs would otherwise round float32 products to tf32 / bf16, far too coarse for a SAT.
     left = jnp.stack([bxa, bxa, n_a1, n_a2, da, da, _cross(a.edge_a, da), _cross(a.edge_a - a.center, da)])
     right = jnp.stack([n_b1, n_b2, dxc, dxc, db, _cross(db, b.edge_a), db, db])
-    cba, dba, adc, bdc, ab, on_b, on_a, out = jnp.einsum("kic,kjc->kij", left, right)
+    cba, dba, adc, bdc, ab, on_b, on_a, out = jnp.einsum("kic,kjc->kij", left, right,
+                                                         precision=jax.lax.Precision.HIGHEST)
     gauss = (cba * dba < 0) & (adc * bdc < 0) & (cba * bdc > 0)
     aa, bb = _dot(da, da), _dot(db, db)
     n2 = aa[:, None] * bb[None, :] - ab * ab                              # |da x db|^2
