@@ -44,12 +44,13 @@ PAIRS: dict[tuple[Shape, Shape], PairInfo] = {
     (_S.PLANE, _S.CAPSULE): PairInfo("plane_capsule", 2, "the two cap centres; exact"),
     (_S.PLANE, _S.BOX): PairInfo("plane_box", 4, "corners of the box face facing the plane; exact deepest"),
     (_S.PLANE, _S.MESH): PairInfo("plane_mesh", 5, "deepest vertex and four spread support vertices; exact deepest"),
-    (_S.HEIGHTFIELD, _S.SPHERE): PairInfo("heightfield_sphere", 4, "four nearest terrain triangles; exact"),
+    (_S.HEIGHTFIELD, _S.SPHERE): PairInfo("heightfield_sphere", 4,
+                                          "four nearest terrain faces, ridges or peaks; exact above the terrain"),
     (_S.HEIGHTFIELD, _S.CAPSULE): PairInfo("heightfield_capsule", 4,
-                                           "both caps and the two nearest triangles to the segment"),
+                                           "both caps and the two best segment candidates; exact above the terrain"),
     (_S.HEIGHTFIELD, _S.BOX): PairInfo("heightfield_box", 8,
-                                       "four deepest corners and four terrain vertices nearest the box; "
-                                       "misses box-edge against terrain-edge contacts"),
+                                       "four deepest corners and four terrain peaks deepest in the box; "
+                                       "misses box-edge against terrain-edge contacts, never too close"),
     (_S.SPHERE, _S.SPHERE): PairInfo("sphere_sphere", 1, "exact"),
     (_S.SPHERE, _S.CAPSULE): PairInfo("sphere_capsule", 1, "exact"),
     (_S.SPHERE, _S.BOX): PairInfo("sphere_box", 1, "exact"),
@@ -57,9 +58,11 @@ PAIRS: dict[tuple[Shape, Shape], PairInfo] = {
     (_S.CAPSULE, _S.CAPSULE): PairInfo("capsule_capsule", 2, "exact; two rows when the axes are parallel"),
     (_S.CAPSULE, _S.BOX): PairInfo("capsule_box", 2, "exact; two rows when the capsule lies along a face"),
     (_S.CAPSULE, _S.MESH): PairInfo("capsule_mesh", 2, "exact; two rows when the capsule lies along a face"),
-    (_S.BOX, _S.BOX): PairInfo("box_box", 8, "SAT + face clipping; exact when overlapping"),
-    (_S.BOX, _S.MESH): PairInfo("box_mesh", 5, "SAT + face clipping, five spread points; exact when overlapping"),
-    (_S.MESH, _S.MESH): PairInfo("mesh_mesh", 5, "SAT + face clipping, five spread points; exact when overlapping"),
+    (_S.BOX, _S.BOX): PairInfo("box_box", 8, "SAT + face clipping; depth exact up to the face preference"),
+    (_S.BOX, _S.MESH): PairInfo("box_mesh", 5, "SAT + face clipping, deepest and four spread points; "
+                                               "depth exact up to the face preference"),
+    (_S.MESH, _S.MESH): PairInfo("mesh_mesh", 5, "SAT + face clipping, deepest and four spread points; "
+                                                 "depth exact up to the face preference"),
 }
 del _S
 
