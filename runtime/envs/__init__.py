@@ -11,7 +11,7 @@ Where it sits: runtime/, between the compiled step and the learners (runtime/tra
 
 from .core import Env, EnvState, PythonTask, TaskEnv
 from .loading import NoTaskError, from_model, load
-from .wrappers import ActionRepeat, AutoReset, Batched, EpisodeLength, Wrapper, wrap
+from .wrappers import ActionRepeat, AutoReset, Batched, EpisodeLength, Wrapper, differentiable, wrap
 
 __all__ = ["ActionRepeat", "AutoReset", "Batched", "Env", "EnvState", "EpisodeLength", "NoTaskError",
-           "PythonTask", "TaskEnv", "Wrapper", "from_model", "load", "wrap"]
+           "PythonTask", "TaskEnv", "Wrapper", "differentiable", "from_model", "load", "wrap"]

@@ -137,19 +137,32 @@ def batched_physics(model: Model):
     `jax.vmap` (runtime/step.py moves the batch to the last axis inside); environments are written
     for one copy and vmapped, so this rule hands the batch straight to the step."""
 
-    @custom_vmap
-    def physics(state, action):
+    def plain(state, action):
         return rstep.step(model, state, action)
 
-    @physics.def_vmap
+    @custom_vmap
+    def fast(state, action):
+        return plain(state, action)
+
+    @fast.def_vmap
     def _rule(axis_size, in_batched, state, action):
         state_batched, action_batched = in_batched
         state = jax.tree_util.tree_map(
             lambda x, b: x if b else jnp.broadcast_to(x, (axis_size,) + x.shape), state, state_batched)
         if not action_batched:
             action = jnp.broadcast_to(action, (axis_size,) + action.shape)
-        out = rstep.step(model, state, action)
+        out = plain(state, action)
         return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    # Derivatives go through the plain step (a custom_vmap alone cannot be linearized), so jax.grad
+    # works with or without vmap; only the primal rollout takes the fast path.
+    @jax.custom_jvp
+    def physics(state, action):
+        return fast(state, action)
+
+    @physics.defjvp
+    def _jvp(primals, tangents):
+        return jax.jvp(plain, primals, tangents)
 
     return physics
 
@@ -177,6 +190,15 @@ class TaskEnv(Env):
         self.observation_size = int(probe.obs.shape[0]) if probe.obs.ndim else 1
         self.metric_names = tuple(probe.metrics)
         self._dtype = dtype
+
+    def with_plain_physics(self) -> "TaskEnv":
+        """A copy whose step calls the physics per environment (see wrappers.differentiable)."""
+        import copy
+
+        new = copy.copy(self)
+        model = self.model
+        new._physics = lambda state, action: rstep.step(model, state, action)
+        return new
 
     # -- helpers --
 

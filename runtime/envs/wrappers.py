@@ -8,10 +8,12 @@ composes them as AutoReset(EpisodeLength(ActionRepeat(TaskEnv))). All are branch
 
 from __future__ import annotations
 
+import copy
+
 import jax
 import jax.numpy as jnp
 
-from .core import Env, EnvState
+from .core import Env, EnvState, TaskEnv
 
 
 def _select(cond, a, b):
@@ -141,4 +143,18 @@ def wrap(env: Env, *, episode_length: int | None = None, action_repeat: int | No
         env = AutoReset(env)
     if batch is not None:
         env = Batched(env, batch)
+    return env
+
+
+def differentiable(env: Env) -> Env:
+    """The same stack of wrappers over a TaskEnv whose physics is the plain step, for `jax.grad`
+    through `jax.vmap(env.step)` (APG, trajectory optimisation). The default physics hands a vmapped
+    batch to the step's fast path (a custom_vmap rule), which jax 0.10 cannot differentiate under
+    vmap; a single environment differentiates either way."""
+    if isinstance(env, Wrapper):
+        new = copy.copy(env)
+        new.env = differentiable(env.env)
+        return new
+    if isinstance(env, TaskEnv):
+        return env.with_plain_physics()
     return env

@@ -37,7 +37,9 @@ class APG:
     name = "apg"
 
     def __init__(self, env, config: APGConfig = APGConfig()):
-        self.env = env
+        from ..envs import differentiable
+
+        self.env = differentiable(env)  # gradients through vmap need the plain physics
         self.config = config
         self.spec = networks.PolicySpec.for_env(env, "deterministic", config.hidden, config.activation)
         self.optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
