@@ -53,7 +53,8 @@ class Target:
     """A point that moves to a uniform draw from [low, high] when `body_id` comes within `radius`.
 
     pos, low, high: (3,) m, world; body_id: model body (-1: never moves); offset: (3,) position of the
-    watched point in that body's frame (non-zero for a body fused into `body_id`), m.
+    watched point in that body's frame (non-zero for a body fused into `body_id`), m; random_start:
+    reset draws the starting position uniformly from [low, high] instead of using pos.
     """
 
     name: str
@@ -63,6 +64,7 @@ class Target:
     body_id: int
     offset: tuple
     radius: float
+    random_start: bool = False   # each reset draws the start from [low, high] instead of pos
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +97,8 @@ class TaskSpec:
         terms = lambda items: tuple(Term(t["name"], _tuplify(t["tree"]), float(t["weight"]),
                                          int(t["size"])) for t in items)
         targets = tuple(Target(t["name"], tuple(t["pos"]), tuple(t["low"]), tuple(t["high"]),
-                               int(t["body_id"]), tuple(t["offset"]), float(t["radius"]))
+                               int(t["body_id"]), tuple(t["offset"]), float(t["radius"]),
+                               bool(t.get("random_start", False)))
                         for t in data["targets"])
         return cls(terms(data["observations"]), terms(data["reward"]), terms(data["termination"]),
                    float(data["reset_noise_q"]), float(data["reset_noise_qd"]), targets,
@@ -426,11 +429,19 @@ def terminated(spec: TaskSpec, view: View):
     return out
 
 
-def initial_targets(spec: TaskSpec, dtype) -> jax.Array:
-    """(ntarget, 3) the targets' starting positions."""
+def initial_targets(spec: TaskSpec, dtype, key=None) -> jax.Array:
+    """(ntarget, 3) the targets' starting positions: `pos`, or a uniform draw from [low, high] for
+    targets with `random_start` (needs `key`)."""
     if not spec.targets:
         return jnp.zeros((0, 3), dtype)
-    return jnp.asarray(np.array([t.pos for t in spec.targets], float), dtype)
+    start = jnp.asarray(np.array([t.pos for t in spec.targets], float), dtype)
+    random = np.array([t.random_start for t in spec.targets], bool)
+    if key is None or not random.any():
+        return start
+    low = jnp.asarray(np.array([t.low for t in spec.targets], float), dtype)
+    high = jnp.asarray(np.array([t.high for t in spec.targets], float), dtype)
+    drawn = jax.random.uniform(key, start.shape, dtype, low, high)
+    return jnp.where(random[:, None], drawn, start)
 
 
 def move_targets(spec: TaskSpec, view: View, targets, key):

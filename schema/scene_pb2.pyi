@@ -410,17 +410,19 @@ class ResetNoise(_message.Message):
     def __init__(self, q: _Optional[float] = ..., qd: _Optional[float] = ...) -> None: ...
 
 class Target(_message.Message):
-    __slots__ = ("name", "pos", "low", "high", "body", "radius")
+    __slots__ = ("name", "pos", "low", "high", "body", "radius", "random_start")
     NAME_FIELD_NUMBER: _ClassVar[int]
     POS_FIELD_NUMBER: _ClassVar[int]
     LOW_FIELD_NUMBER: _ClassVar[int]
     HIGH_FIELD_NUMBER: _ClassVar[int]
     BODY_FIELD_NUMBER: _ClassVar[int]
     RADIUS_FIELD_NUMBER: _ClassVar[int]
+    RANDOM_START_FIELD_NUMBER: _ClassVar[int]
     name: str
     pos: _containers.RepeatedScalarFieldContainer[float]
     low: _containers.RepeatedScalarFieldContainer[float]
     high: _containers.RepeatedScalarFieldContainer[float]
     body: str
     radius: float
-    def __init__(self, name: _Optional[str] = ..., pos: _Optional[_Iterable[float]] = ..., low: _Optional[_Iterable[float]] = ..., high: _Optional[_Iterable[float]] = ..., body: _Optional[str] = ..., radius: _Optional[float] = ...) -> None: ...
+    random_start: bool
+    def __init__(self, name: _Optional[str] = ..., pos: _Optional[_Iterable[float]] = ..., low: _Optional[_Iterable[float]] = ..., high: _Optional[_Iterable[float]] = ..., body: _Optional[str] = ..., radius: _Optional[float] = ..., random_start: _Optional[bool] = ...) -> None: ...

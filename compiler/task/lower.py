@@ -120,7 +120,7 @@ class _Resolver:
             body_id, off = self.body(msg.body)
             if off is not None:
                 offset = off[0]
-        return Target(msg.name, pos, low, high, body_id, offset, float(msg.radius))
+        return Target(msg.name, pos, low, high, body_id, offset, float(msg.radius), bool(msg.random_start))
 
 
 def lower_task(checked: CheckedTask, scene_msg, scene_ir, model) -> TaskSpec:

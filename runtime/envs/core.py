@@ -256,11 +256,11 @@ class TaskEnv(Env):
 
     def reset(self, key) -> EnvState:
         m = self.model
-        k_init, k_next = jax.random.split(key)
+        k_init, k_targets, k_next = jax.random.split(key, 3)
         q, qd = self._noisy_init(k_init)
         ps = rstep.init(m, q, qd)
         dtype = ps.q.dtype
-        targets = rtask.initial_targets(self._target_spec, dtype)
+        targets = rtask.initial_targets(self._target_spec, dtype, k_targets)
         action = jnp.zeros((m.nu,), dtype)
         view = rtask.View(m, ps, action, targets)
         obs = jnp.atleast_1d(jnp.asarray(self.task.observe(view), dtype))
