@@ -68,6 +68,9 @@ CHECKER_DARK = 0.72
 SKY_HORIZON = (0.80, 0.84, 0.89)   # sRGB
 SKY_ZENITH = (0.42, 0.55, 0.72)
 DEFAULT_RGBA = (0.7, 0.7, 0.7, 1.0)
+# The automatic camera keeps the bodies' bounding ball within 1/FRAMING_MARGIN of the vertical field
+# of view, leaving some of the ground around them in the picture (the viewer does the same).
+FRAMING_MARGIN = 1.4
 
 
 class Camera(NamedTuple):
@@ -572,7 +575,7 @@ def auto_camera(m: Model, xpos, xquat, azimuth: float = 45.0, elevation: float =
         all_c, all_r = bounds(m, np.reshape(xpos, (1, -1, 3)), np.reshape(xquat, (1, -1, 4)))
         target, r = all_c[0], float(all_r[0])
     if distance is None:
-        distance = 1.15 * r / math.sin(math.radians(fovy) / 2)
+        distance = FRAMING_MARGIN * r / math.sin(math.radians(fovy) / 2)
     az, el = math.radians(azimuth), math.radians(elevation)
     offset = distance * np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
     eye = np.asarray(target) + offset

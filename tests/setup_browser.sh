@@ -18,6 +18,6 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
-apt-get install -y -q --no-install-recommends "${need[@]}" fonts-dejavu-core
+apt-get install -y -q "${need[@]}" fonts-dejavu-core
 chromium --version
 ffmpeg -version | head -n 1

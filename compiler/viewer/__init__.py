@@ -14,7 +14,8 @@ Data handed to the page (`scene_data`):
   draws ({body, first, count, per_env}: vertex ranges; the world's planes are drawn once, everything
   else once per environment), frames (T, E, nbody, time/xpos/xquat as float32), contacts (active
   contact points per frame and environment, packed: offsets (T·E + 1,) and points (K, 3)),
-  env_offsets (E, 3) where environments are laid side by side, and the scene's centre and radius.
+  env_offsets (E, 3) where environments are laid side by side, the scene's centre and radius, and
+  ground: the height of an upward-facing world plane that bodies cast shadows on (or null).
 """
 
 from __future__ import annotations
@@ -55,6 +56,19 @@ def env_offsets(n: int, spacing: float) -> np.ndarray:
     x = (k % cols - (cols - 1) / 2) * spacing
     y = ((rows - 1) / 2 - k // cols) * spacing
     return np.stack([x, y, np.zeros(n)], axis=-1)
+
+
+def ground_height(model) -> float | None:
+    """Height of the highest world plane that faces straight up (shadows fall on it), or None."""
+    heights = []
+    for g in range(model.ngeom):
+        if int(model.geom_body_id[g]) != 0 or int(model.geom_shape[g]) != Shape.PLANE:
+            continue
+        w, x, y, _ = np.asarray(model.geom_quat[g], np.float64) / np.linalg.norm(model.geom_quat[g])
+        normal_z = 1 - 2 * (x * x + y * y)
+        if normal_z > 1 - 1e-6:
+            heights.append(float(np.asarray(model.geom_pos[g])[2]))
+    return max(heights) if heights else None
 
 
 def scene_data(model, trajectory, title: str = "", checker: float = CHECKER) -> dict:
@@ -126,6 +140,7 @@ def scene_data(model, trajectory, title: str = "", checker: float = CHECKER) -> 
         "center": [float(v) for v in centre],
         "radius": radius,
         "checker": float(checker),
+        "ground": ground_height(model),
     }
     if trajectory.contact_pos is not None:
         active = trajectory.contact_active.reshape(T * E, -1)
@@ -168,6 +183,7 @@ PAGE = """<!DOCTYPE html>
 </select></label>
 <label><input id="joints" type="checkbox"> joints</label>
 <label><input id="contacts" type="checkbox"> contacts</label>
+<label><input id="shadows" type="checkbox" checked> shadows</label>
 <label><input id="follow" type="checkbox"> follow</label>
 <label id="env-label" hidden>env <select id="env"></select></label>
 <button id="reset" type="button" title="frame the scene again">reset view</button>

@@ -92,7 +92,7 @@
   }
 
   // ------------------------------------------------------------------------------- WebGL
-  const gl = canvas.getContext("webgl", { antialias: true, preserveDrawingBuffer: true });
+  const gl = canvas.getContext("webgl", { antialias: true, preserveDrawingBuffer: true, stencil: true });
   if (!gl) {
     fail("this browser cannot draw WebGL, which the viewer needs");
     return;
@@ -243,7 +243,7 @@
     cam.target = [data.center[0], data.center[1], data.center[2]];
     cam.az = Math.PI / 4;
     cam.el = 25 * Math.PI / 180;
-    cam.dist = 1.15 * r / Math.sin(FOVY_DEG * Math.PI / 360);
+    cam.dist = 1.4 * r / Math.sin(FOVY_DEG * Math.PI / 360);   // render.FRAMING_MARGIN
   }
   frameAll();
   function eye() {
@@ -258,6 +258,7 @@
     time: document.getElementById("time"), speed: document.getElementById("speed"),
     joints: document.getElementById("joints"), contacts: document.getElementById("contacts"),
     follow: document.getElementById("follow"), env: document.getElementById("env"),
+    shadows: document.getElementById("shadows"),
     envLabel: document.getElementById("env-label"), reset: document.getElementById("reset"),
     tip: document.getElementById("tip"),
   };
@@ -372,6 +373,36 @@
     }
   }
 
+  // Shadows on the ground: each body flattened onto the ground plane along the light, drawn dark and
+  // translucent, each pixel darkened once (the stencil counts it). Only for a horizontal world plane.
+  const SHADOW_LIFT = 1e-3 * Math.max(data.radius, 1e-3);
+  const shadowMatrix = data.ground === null ? null : new Float32Array([1, 0, 0, 0, 0, 1, 0, 0,
+    -LIGHT[0] / LIGHT[2], -LIGHT[1] / LIGHT[2], 0, 0,
+    LIGHT[0] / LIGHT[2] * data.ground, LIGHT[1] / LIGHT[2] * data.ground, data.ground + SHADOW_LIFT, 1]);
+  function drawShadows() {
+    gl.useProgram(flat.p);
+    bindFlatAttributes(vbo.pos);
+    gl.uniformMatrix4fv(flat.u.u_viewproj, false, multiply(viewproj, shadowMatrix));
+    gl.uniform4fv(flat.u.u_color, [0.0, 0.02, 0.05, 0.3]);
+    gl.uniform1f(flat.u.u_round, 0);
+    gl.enable(gl.BLEND);
+    gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+    gl.enable(gl.STENCIL_TEST);
+    gl.stencilFunc(gl.EQUAL, 0, 0xff);
+    gl.stencilOp(gl.KEEP, gl.KEEP, gl.INCR);
+    gl.depthMask(false);
+    for (const d of data.draws) {
+      if (d.body === 0) continue;
+      for (let e = 0; e < E; e++) {
+        gl.uniformMatrix4fv(flat.u.u_model, false, models.subarray((e * NB + d.body) * 16, (e * NB + d.body + 1) * 16));
+        gl.drawArrays(gl.TRIANGLES, d.first, d.count);
+      }
+    }
+    gl.depthMask(true);
+    gl.disable(gl.STENCIL_TEST);
+    gl.disable(gl.BLEND);
+  }
+
   function drawJoints() {
     gl.useProgram(flat.p);
     bindFlatAttributes(jointVbo);
@@ -430,9 +461,11 @@
     setupCamera();
     gl.viewport(0, 0, canvas.width, canvas.height);
     gl.clearColor(0.79, 0.83, 0.87, 1);
-    gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
+    gl.clearStencil(0);
+    gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT | gl.STENCIL_BUFFER_BIT);
     gl.enable(gl.DEPTH_TEST);
     drawBodies(shade, false);
+    if (ui.shadows.checked && shadowMatrix) drawShadows();
     if (ui.joints.checked && jointDraws.length) drawJoints();
     if (ui.contacts.checked && contacts) drawContacts(frameIndex);
     ui.time.textContent = `t = ${state.t.toFixed(3)} s  (${frameIndex + 1}/${T})`;
@@ -542,7 +575,8 @@
 
   ui.play.addEventListener("click", () => setPlaying(!state.playing));
   ui.scrub.addEventListener("input", () => { setPlaying(false); setFrame(Number(ui.scrub.value)); });
-  for (const el of [ui.speed, ui.joints, ui.contacts, ui.follow, ui.env]) el.addEventListener("change", requestDraw);
+  if (!shadowMatrix) ui.shadows.disabled = true;
+  for (const el of [ui.speed, ui.joints, ui.contacts, ui.follow, ui.env, ui.shadows]) el.addEventListener("change", requestDraw);
   ui.reset.addEventListener("click", () => { ui.follow.checked = false; frameAll(); requestDraw(); });
   window.addEventListener("resize", requestDraw);
   window.addEventListener("keydown", (ev) => {
