@@ -18,14 +18,20 @@ NQ = {0: 1, 1: 1, 2: 4, 3: 7}
 NV = {0: 1, 1: 1, 2: 3, 3: 6}
 
 
-def load_mujoco(xml: str, *, euler: bool = True, zero_margin: bool = False):
+def load_mujoco(xml: str, *, euler: bool = True, zero_margin: bool = False,
+                total_mass: float | None = None):
     """An MjModel and MjData for `xml`.
 
     euler: switch the integrator to Euler (scenec integrates with semi-implicit Euler; MuJoCo's Euler
         is the same scheme, with joint damping treated implicitly in both).
     zero_margin: set every geom margin to 0 (scenec has no contact margin; the importer warns).
+    total_mass: scale every body's mass and inertia so that they sum to this (what MJCF's deprecated
+        <compiler settotalmass> does).
     """
     model = mujoco.MjModel.from_xml_string(xml)
+    if total_mass is not None:
+        mujoco.mj_setTotalmass(model, total_mass)
+        mujoco.mj_setConst(model, mujoco.MjData(model))
     if euler:
         model.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
     if zero_margin:

@@ -142,7 +142,8 @@ def test_library_scene_matches_public_model_in_flight(scene):
     public, lift_joint = LIBRARY[scene]
     compiled = api.compile(SCENES_DIR / f"{scene}.yaml", measure_jit=False)
     model = compiled.model
-    mj, data = load_mujoco(mujoco_models.PUBLIC[public], zero_margin=True)
+    mj, data = load_mujoco(mujoco_models.PUBLIC[public], zero_margin=True,
+                           total_mass=mujoco_models.TOTAL_MASS.get(public))
     # scenec's physics step (control step / substeps) is the public model's timestep
     assert float(model.timestep) / model.substeps == pytest.approx(mj.opt.timestep, rel=1e-6)
     cmap = coordinate_map(model, mj)
