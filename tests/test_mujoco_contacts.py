@@ -3,7 +3,8 @@
 Each public model (tests/mujoco_models.py) is imported from MJCF with
 `scenec.compiler.importers.import_file`, compiled in float32, and run for 2 s of zero action next to
 MuJoCo on the same XML (Euler integrator, same timestep). The Ant stands on its four feet and sags a
-little; the Humanoid falls over and comes to rest on its back. At the end:
+little; the Humanoid falls over and comes to rest on its back. The library's scenes/humanoid.yaml,
+written by hand from the same parameters, runs the same comparison with its own settings. At the end:
 - the torso heights agree within 2 cm (the issue's bound);
 - the same bodies carry contact forces (MuJoCo: its contacts' geoms → bodies; scenec: bodies whose
   `State.contact_force` is non-zero), counting a body when its contact force exceeds a small
@@ -24,6 +25,7 @@ from scenec.compiler import api
 from scenec.compiler.importers import import_file
 
 import mujoco_models
+from conftest import SCENES_DIR
 from mujoco_oracle import (body_weight, coordinate_map, load_mujoco, mujoco_contact_forces,
                            scenec_rollout)
 
@@ -43,34 +45,27 @@ SOLVER_ITERATIONS = 10
 CASES = {"ant": ("torso", "init"), "humanoid": ("torso", None)}
 
 
-def mujoco_settle(name):
-    """Run MuJoCo for SETTLE_S of zero action; return the model, the initial (qpos, qvel), the
-    number of steps, each body's final contact force and the torso's final height."""
+def mujoco_settle(name, qpos0=None, substeps=1):
+    """Run MuJoCo for SETTLE_S of zero action from the keyframe of CASES (or from `qpos0`); return
+    the model, the initial (qpos, qvel), the number of control steps of `substeps` MuJoCo steps,
+    each body's final contact force and the torso's final height."""
     torso, key = CASES[name]
     mj, data = load_mujoco(mujoco_models.PUBLIC[name], zero_margin=True)  # scenec has no margin
-    if key is not None:
+    if qpos0 is not None:
+        data.qpos[:] = qpos0
+    elif key is not None:
         mujoco.mj_resetDataKeyframe(mj, data, mj.key(key).id)
-    qpos0, qvel0 = data.qpos.copy(), data.qvel.copy()
-    steps = int(round(SETTLE_S / mj.opt.timestep))
-    for _ in range(steps):
+    start = (data.qpos.copy(), data.qvel.copy())
+    steps = int(round(SETTLE_S / (mj.opt.timestep * substeps)))
+    for _ in range(steps * substeps):
         mujoco.mj_step(mj, data)
     height = float(data.xpos[mj.body(torso).id, 2])
-    return mj, (qpos0, qvel0), steps, mujoco_contact_forces(mj, data), height
+    return mj, start, steps, mujoco_contact_forces(mj, data), height
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_settles_like_mujoco(name, tmp_path):
-    torso = CASES[name][0]
-    mj, (qpos0, qvel0), steps, mj_force, mj_height = mujoco_settle(name)
-
-    result = import_file(mujoco_models.write(tmp_path, name, mujoco_models.PUBLIC[name]))
-    assert not [d for d in result.diagnostics if d.is_error]
-    result.scene.options.solver_iterations = SOLVER_ITERATIONS
-    compiled = api.compile(result.scene, measure_jit=False)
+def assert_settled_alike(compiled, mj, final, mj_force, mj_height, torso):
+    """Torso heights within HEIGHT_TOL; the same bodies carry more than FORCE_FRACTION of the weight."""
     model = compiled.model
-    assert model.substeps == 1 and float(model.timestep) == pytest.approx(mj.opt.timestep, rel=1e-6)
-    cmap = coordinate_map(model, mj)
-    _, final = scenec_rollout(model, qpos0[cmap.qpos], qvel0[cmap.qvel], np.zeros((steps, model.nu)))
     xpos = np.asarray(final.xpos)
     assert np.all(np.isfinite(xpos))
     height = float(xpos[model.body_names.index(torso), 2])
@@ -90,3 +85,33 @@ def test_settles_like_mujoco(name, tmp_path):
         f"in contact: scenec only {sorted(scenec_bodies - mj_bodies)}, "
         f"MuJoCo only {sorted(mj_bodies - scenec_bodies)}")
     assert len(mj_bodies) >= 4, "the model should rest on several bodies"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_imported_model_settles_like_mujoco(name, tmp_path):
+    mj, (qpos0, qvel0), steps, mj_force, mj_height = mujoco_settle(name)
+
+    result = import_file(mujoco_models.write(tmp_path, name, mujoco_models.PUBLIC[name]))
+    assert not [d for d in result.diagnostics if d.is_error]
+    result.scene.options.solver_iterations = SOLVER_ITERATIONS
+    compiled = api.compile(result.scene, measure_jit=False)
+    model = compiled.model
+    assert model.substeps == 1 and float(model.timestep) == pytest.approx(mj.opt.timestep, rel=1e-6)
+    cmap = coordinate_map(model, mj)
+    _, final = scenec_rollout(model, qpos0[cmap.qpos], qvel0[cmap.qvel], np.zeros((steps, model.nu)))
+    assert_settled_alike(compiled, mj, final, mj_force, mj_height, CASES[name][0])
+
+
+def test_library_humanoid_settles_like_mujoco():
+    """scenes/humanoid.yaml, written by hand from the public model's parameters (with its own
+    solver settings and 5 substeps per control step), settles like MuJoCo's humanoid."""
+    compiled = api.compile(SCENES_DIR / "humanoid.yaml", measure_jit=False)
+    model = compiled.model
+    mj, _ = load_mujoco(mujoco_models.HUMANOID)
+    cmap = coordinate_map(model, mj)
+    q0 = np.asarray(compiled.init().q, np.float64)
+    qpos0 = mj.qpos0.copy()
+    qpos0[cmap.qpos] = q0
+    mj, _, steps, mj_force, mj_height = mujoco_settle("humanoid", qpos0, substeps=model.substeps)
+    _, final = scenec_rollout(model, q0, np.zeros(model.nv), np.zeros((steps, model.nu)))
+    assert_settled_alike(compiled, mj, final, mj_force, mj_height, "torso")
