@@ -57,7 +57,8 @@ def read_meta(path) -> dict:
 
 
 def load_checkpoint(path, template) -> tuple[object, dict]:
-    """(state shaped like `template`, meta). Raises CheckpointError when the leaves do not match."""
+    """(state shaped like `template` (arrays or jax.ShapeDtypeStructs, e.g. from jax.eval_shape),
+    meta). Raises CheckpointError when the leaves do not match."""
     path = pathlib.Path(path)
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -72,9 +73,8 @@ def load_checkpoint(path, template) -> tuple[object, dict]:
         raise CheckpointError(f"{path}: the checkpoint has {len(leaves)} arrays, this run's state "
                               f"{len(want)}: it was written by another algorithm or configuration")
     out = []
-    for i, (w, got) in enumerate(zip(want, leaves)):
-        w = np.asarray(w)
-        if w.shape != got.shape or w.dtype != got.dtype:
+    for i, (w, got) in enumerate(zip(want, leaves)):  # template leaves: arrays or ShapeDtypeStructs
+        if tuple(w.shape) != got.shape or np.dtype(w.dtype) != got.dtype:
             raise CheckpointError(f"{path}: array {i} is {got.dtype}{list(got.shape)}, this run expects "
                                   f"{w.dtype}{list(w.shape)}: the configuration (environments, network "
                                   "sizes, ...) differs from the interrupted run's")

@@ -154,28 +154,29 @@ def train(learner, *, total_steps: int, out_dir, seed: int = 0, resume: bool = F
     env = learner.env
     length = eval_length or getattr(env, "length", None) or 1000
 
-    state = learner.init(jax.random.PRNGKey(seed))
+    key = jax.random.PRNGKey(seed)
     wall_before = 0.0
     if resume:
         if not ckpt_path.exists():
             raise checkpoint.CheckpointError(f"{ckpt_path}: no checkpoint to resume from")
         saved = checkpoint.read_meta(ckpt_path)
-        for key in ("algo", "config", "seed"):
-            if saved.get(key) != json.loads(json.dumps(run_meta[key])):
+        for field in ("algo", "config", "seed"):
+            if saved.get(field) != json.loads(json.dumps(run_meta[field])):
                 raise checkpoint.CheckpointError(
-                    f"{ckpt_path}: the checkpoint's {key} ({saved.get(key)}) differs from this run's "
-                    f"({run_meta[key]}); resume with the same settings")
-        state, saved = checkpoint.load_checkpoint(ckpt_path, state)
+                    f"{ckpt_path}: the checkpoint's {field} ({saved.get(field)}) differs from this "
+                    f"run's ({run_meta[field]}); resume with the same settings")
+        # the state's structure without computing it: the checkpoint fills in the values
+        state, saved = checkpoint.load_checkpoint(ckpt_path, jax.eval_shape(learner.init, key))
         wall_before = float(saved.get("wall_s", 0.0))
         _truncate_log(log_path, int(saved["iteration"]))
     else:
+        state = jitted_init(learner)(key)
         log_path.write_text("")
     (out / "run.json").write_text(json.dumps(dict(run_meta, total_steps=int(total_steps),
                                                   env_steps_per_iteration=per_iter), indent=2) + "\n")
 
-    iteration_fn = jax.jit(learner.iteration)
-    eval_fn = jax.jit(lambda params, stats, key: rollout.evaluate(
-        env, learner.spec, params, stats, key, eval_envs, length))
+    iteration_fn = jitted_iteration(learner)
+    eval_fn = jitted_evaluation(learner, eval_envs, length)
     eval_key = jax.random.PRNGKey(seed + 1_000_003)
 
     bar = Progress(total_iters * per_iter, stream, progress)
@@ -239,6 +240,33 @@ def train(learner, *, total_steps: int, out_dir, seed: int = 0, resume: bool = F
         checkpoint.save_policy(policy_path, learner.spec, params, stats,
                                dict(run_meta, iteration=done_iters, env_steps=done_iters * per_iter))
     return Result(done_iters, done_iters * per_iter, wall(), last_return, last_eval, interrupted, state)
+
+
+def jitted_init(learner):
+    cache = learner.__dict__.setdefault("_jitted", {})
+    if "init" not in cache:
+        cache["init"] = jax.jit(learner.init)
+    return cache["init"]
+
+
+def jitted_iteration(learner):
+    """The learner's jitted iteration, made once per learner (a resumed run in the same process, or
+    a second call of `train`, does not compile it again)."""
+    cache = learner.__dict__.setdefault("_jitted", {})
+    if "iteration" not in cache:
+        cache["iteration"] = jax.jit(learner.iteration)
+    return cache["iteration"]
+
+
+def jitted_evaluation(learner, num_envs: int, length: int):
+    """evaluate(params, stats, key) -> metrics of the deterministic policy, jitted once per size."""
+    cache = learner.__dict__.setdefault("_jitted", {})
+    key = ("eval", num_envs, length)
+    if key not in cache:
+        env, spec = learner.env, learner.spec
+        cache[key] = jax.jit(lambda params, stats, k: rollout.evaluate(env, spec, params, stats, k,
+                                                                         num_envs, length))
+    return cache[key]
 
 
 def _truncate_log(path: pathlib.Path, iteration: int) -> None:
