@@ -38,7 +38,8 @@ def analyse(source, *, allow_outside: bool = False, verify_each: bool = False,
     t0 = time.perf_counter()
     loaded = load(source, allow_outside=allow_outside)
     diags = list(loaded.diagnostics)
-    if not has_errors(diags):
+    if not loaded.source_map.fatal:
+        # Validation skips what the loader already reported, so a file's problems come in one run.
         diags += validate(loaded)
         # Task expressions (compiler/task): parsed and type-checked against the scene's names.
         diags = with_task_diagnostics(loaded, diags)

@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain-pairs": ("scenec.compiler.cmd_explain_pairs", "list every collider pair, kept or pruned, and why"),
     "dump-ir": ("scenec.compiler.cmd_dump_ir", "print the IR after a pass (deterministic)"),
     "dump-jaxpr": ("scenec.compiler.cmd_dump_jaxpr", "print the jaxpr of the compiled step"),
+    "bench": ("scenec.compiler.cmd_bench", "measure compile time, steps/s and XLA's cost of scenes' steps"),
     "train": ("scenec.compiler.cmd_train", "train a policy on a scene's task (PPO, ES or APG)"),
     "play": ("scenec.compiler.cmd_play", "roll out a trained policy; write its trajectory and return"),
     "optimize": ("scenec.compiler.cmd_optimize", "optimise an open-loop action sequence by gradients"),

@@ -92,7 +92,9 @@ contacts: [1, 2]
 init: [{joint: true, q: [[1]]}]
 task: {targets: [{name: t, pos: yes}], episode_length: 1.5}
 """)
-    assert codes and all(c.startswith("E") for c in codes)
+    # Every field is reported (errors), and nothing else goes wrong: at most the task checker's
+    # warning that the task has no observations left once its bad fields are dropped.
+    assert codes and all(c.startswith("E") or c == "W601" for c in codes)
     assert "E102" in codes
 
 

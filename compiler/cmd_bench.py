@@ -1,0 +1,129 @@
+"""`scenec bench SCENE... --batch 1,64,1024 --steps N`: how fast the compiled step runs, measured.
+
+Where it sits: compiler/, a subcommand (cli.py); the benchmark harness of the performance work. For
+each scene and batch size it reports the step's compile time (jax trace and XLA compile, separately),
+physics steps per second and simulated seconds per wall-clock second (the median of `--repeats`
+timed runs after a warm-up, with the spread), the FLOPs and bytes XLA's cost analysis counts for one
+control step of the batch, and what fraction of this machine's peak those FLOPs reach, the peak being
+measured in the same process (a float32 matrix product). `--json FILE` writes the same figures.
+
+Absolute numbers drift on shared machines; compare figures from one run (ratios), never across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scenes", nargs="+", metavar="SCENE", help="scene files or generated <scene>_step.py")
+    parser.add_argument("--batch", default="1,64,1024", help="comma-separated batch sizes (default 1,64,1024)")
+    parser.add_argument("--steps", type=int, default=100, help="control steps per timed run (default 100)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per point (default 5)")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument("--allow-outside", action="store_true")
+
+
+def machine_peak_gflops(seconds: float = 1.0) -> float:
+    """float32 GFLOP/s of a 1024×1024 matrix product on this machine, now (the best of a few runs)."""
+    import jax
+    import jax.numpy as jnp
+
+    n = 1024
+    a = jnp.ones((n, n), jnp.float32)
+    f = jax.jit(lambda x: x @ x)
+    f(a).block_until_ready()
+    best, t_end = 0.0, time.perf_counter() + seconds
+    while time.perf_counter() < t_end:
+        t0 = time.perf_counter()
+        f(a).block_until_ready()
+        best = max(best, 2 * n ** 3 / (time.perf_counter() - t0) / 1e9)
+    return best
+
+
+def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
+    import jax
+    import jax.numpy as jnp
+
+    from scenec.runtime import step as rstep
+
+    from .cmd_run import rollout_fn
+
+    # The step alone, for compile times and XLA's cost analysis of one control step of the batch.
+    state = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), rstep.init(model))
+    action = jnp.zeros((batch, model.nu), state.q.dtype)
+    t0 = time.perf_counter()
+    lowered = jax.jit(lambda s, a: rstep.step(model, s, a)).lower(state, action)
+    t1 = time.perf_counter()
+    executable = lowered.compile()
+    t2 = time.perf_counter()
+    cost = executable.cost_analysis() or {}
+    if isinstance(cost, (list, tuple)):
+        cost = cost[0] if cost else {}
+    # The timed runs: `steps` control steps with random actions in one jitted scan.
+    run = rollout_fn(model, batch, steps).lower(jax.random.PRNGKey(0)).compile()
+    jax.block_until_ready(run(jax.random.PRNGKey(0)))                 # warm-up
+    times = []
+    for r in range(repeats):
+        t = time.perf_counter()
+        jax.block_until_ready(run(jax.random.PRNGKey(r + 1)))
+        times.append(time.perf_counter() - t)
+    med = statistics.median(times)
+    physics = batch * steps * model.substeps
+    return {
+        "batch": batch, "trace_s": t1 - t0, "xla_s": t2 - t1,
+        "physics_steps_per_s": physics / med,
+        "physics_steps_per_s_range": [physics / max(times), physics / min(times)],
+        "sim_s_per_wall_s": batch * steps * float(model.timestep) / med,
+        "flops_per_control_step": float(cost.get("flops", float("nan"))),
+        "bytes_per_control_step": float(cost.get("bytes accessed", float("nan"))),
+        "seconds_per_control_step": med / steps,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from .cmd_run import load_model
+
+    try:
+        batches = [int(b) for b in args.batch.split(",") if b.strip()]
+    except ValueError:
+        print(f"scenec bench: --batch takes comma-separated integers, not {args.batch!r}", file=sys.stderr)
+        return 2
+    if not batches or min(batches) < 1 or args.steps < 1 or args.repeats < 1:
+        print("scenec bench: batch sizes, --steps and --repeats must be at least 1", file=sys.stderr)
+        return 2
+    import jax
+
+    peak = machine_peak_gflops()
+    results = {"machine": {"devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
+                           "peak_gflops_f32_matmul": peak}, "scenes": []}
+    print(f"machine: {jax.devices()[0].platform}, jax {jax.__version__}, "
+          f"peak {peak:,.1f} GFLOP/s (float32 matmul, measured now)")
+    for path in args.scenes:
+        model, code = load_model(path, args.allow_outside)
+        if model is None:
+            return code
+        entry = {"scene": model.name, "source": path, "timestep": float(model.timestep),
+                 "substeps": model.substeps, "points": []}
+        print(f"\n{model.name}: dt {float(model.timestep):g} s, {model.substeps} substep(s), nv {model.nv}")
+        print(f"  {'batch':>6} {'trace s':>8} {'XLA s':>7} {'physics steps/s':>22} {'sim s/wall s':>13} "
+              f"{'MFLOP/step':>11} {'MB/step':>8} {'% peak':>7}")
+        for b in batches:
+            p = bench_point(model, b, args.steps, args.repeats)
+            gflops = p["flops_per_control_step"] / p["seconds_per_control_step"] / 1e9
+            p["fraction_of_peak"] = gflops / peak if peak else float("nan")
+            entry["points"].append(p)
+            lo, hi = p["physics_steps_per_s_range"]
+            print(f"  {b:>6} {p['trace_s']:>8.2f} {p['xla_s']:>7.2f} {p['physics_steps_per_s']:>10,.0f} "
+                  f"({lo:,.0f}–{hi:,.0f}) {p['sim_s_per_wall_s']:>13,.1f} "
+                  f"{p['flops_per_control_step'] / 1e6:>11.2f} {p['bytes_per_control_step'] / 1e6:>8.2f} "
+                  f"{100 * p['fraction_of_peak']:>6.2f}%")
+        results["scenes"].append(entry)
+    if args.json:
+        from scenec.runtime.io import atomic_write_bytes
+        atomic_write_bytes(args.json, (json.dumps(results, indent=2) + "\n").encode())
+    return 0
