@@ -11,8 +11,10 @@ in float32 (the shipped precision):
    armature, damping, springs and gears give the same motion under the same actions.
 
 Joint limits and contacts are soft constraints in both engines but solved differently, so the
-trajectories are chosen to stay clear of them, and MuJoCo checks at every step that no constraint row
-is active (`mujoco_rollout(check_free=True)`).
+trajectories are chosen to stay clear of them: MuJoCo checks at every step that no constraint row is
+active (`mujoco_rollout(check_free=True)`) for the mechanisms, and the library scenes are compared up
+to the first step at which one becomes active (`until_constrained=True`; a pole falls over, a limb
+swings out), which must come after at least MIN_FLIGHT_STEPS control steps.
 """
 
 from __future__ import annotations
