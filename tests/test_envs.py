@@ -301,3 +301,29 @@ def test_random_start_targets():
     np.testing.assert_allclose(first, np.tile([0.2, 0.0, 0.0], (128, 1)), atol=F32_TOL)  # starts at pos
     assert np.all(second >= [-1, -2, 0]) and np.all(second <= [1, 2, 0.5])
     assert second.std(axis=0).min() > 0.1  # uniform on [0, 0.5] has std 0.14
+
+
+def _primitives(jaxpr) -> set:
+    """Names of every primitive in a jaxpr, sub-jaxprs (scan bodies, custom rules, pjit) included."""
+    names = set()
+    for eqn in jaxpr.eqns:
+        names.add(eqn.primitive.name)
+        for value in eqn.params.values():
+            for v in value if isinstance(value, (tuple, list)) else (value,):
+                inner = getattr(v, "jaxpr", v)
+                if hasattr(inner, "eqns"):
+                    names |= _primitives(inner)
+    return names
+
+
+def test_environment_step_is_branch_free(env, base):
+    """No cond or while in the traced environment step (DESIGN.md: branch-free, like the step)."""
+    s = jax.eval_shape(env.reset, jax.random.PRNGKey(0))
+    batch = jax.tree_util.tree_map(lambda x: jnp.zeros((3,) + x.shape, x.dtype), s)
+    found = _primitives(jax.make_jaxpr(jax.vmap(env.step))(batch, jnp.zeros((3, 1))).jaxpr)
+    assert "scan" in found or "add" in found  # the walk sees inside the step
+    assert not found & {"cond", "while"}, found & {"cond", "while"}
+    repeat = envs.ActionRepeat(base, 2)
+    found = _primitives(jax.make_jaxpr(repeat.step)(jax.eval_shape(base.reset, jax.random.PRNGKey(0)),
+                                                    jnp.zeros(1)).jaxpr)
+    assert "scan" in found and not found & {"cond", "while"}

@@ -1,0 +1,101 @@
+"""The Gymnasium adapters (optional extra `scenec[gym]`): Gymnasium's own env checker on `GymEnv`,
+and `GymVectorEnv`'s spaces, same-step autoreset and agreement with the functional environment."""
+
+from __future__ import annotations
+
+import warnings
+
+import jax
+import numpy as np
+import pytest
+
+gymnasium = pytest.importorskip("gymnasium")
+
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+
+from scenec.compiler.api import compile  # noqa: E402
+from scenec.runtime import envs  # noqa: E402
+from scenec.runtime.envs.gym import GymEnv, GymVectorEnv  # noqa: E402
+
+POINT = """
+name: point
+options: {timestep: 0.05, gravity: [0, 0, 0]}
+bodies:
+  - name: mass
+    mass: 1
+    inertia: [0.01, 0.01, 0.01]
+    colliders: [{sphere: {radius: 0.05}, mask: 0}]
+joints:
+  - {name: x, kind: slide, child: mass, axis: [1, 0, 0], damping: 1}
+actuators:
+  - {name: push, joint: x, gear: 5, ctrl_range: [-2, 1]}
+task:
+  episode_length: 5
+  reset_noise: {q: 0.5}
+  observations:
+    - {name: x, expr: joint.x.q}
+    - {name: v, expr: joint.x.qd}
+  reward:
+    - {expr: "-abs(joint.x.q)"}
+  termination:
+    - {expr: "joint.x.q > 0.45"}
+"""
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    return compile(POINT, measure_jit=False)
+
+
+def test_gymnasium_env_checker(compiled):
+    env = GymEnv(compiled)
+    assert env.action_space.low.tolist() == [-2.0] and env.action_space.high.tolist() == [1.0]
+    with warnings.catch_warnings():
+        # the checker warns that unbounded observation boxes are "probably" too wide; ours are
+        warnings.filterwarnings("ignore", message=".*infinity.*")
+        check_env(env, skip_render_check=True)
+
+
+def test_gym_env_episode(compiled):
+    env = GymEnv(compiled)
+    obs, info = env.reset(seed=0)
+    assert obs.dtype == np.float32 and obs.shape == (2,)
+    for t in range(5):
+        obs, reward, terminated, truncated, info = env.step(np.array([0.0], np.float32))
+        if terminated:
+            break
+    # either the termination (x > 0.45) or the 5-step limit ended it, never both
+    assert terminated != truncated and (truncated == (t == 4))
+    assert "reward/reward_0" in info and "nonfinite" in info
+
+
+def test_vector_env_same_step_autoreset(compiled):
+    vec = GymVectorEnv(compiled, 6)
+    assert vec.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
+    assert vec.observation_space.shape == (6, 2) and vec.action_space.shape == (6, 1)
+    obs, _ = vec.reset(seed=3)
+    first = obs.copy()
+    for _ in range(5):
+        obs, reward, terminated, truncated, infos = vec.step(np.zeros((6, 1), np.float32))
+    ended = terminated | truncated
+    assert ended.all() and truncated.any()  # the 5-step limit ended every episode still running
+    assert infos["_final_obs"].all()
+    final = np.stack(infos["final_obs"])
+    assert final.shape == (6, 2) and not np.allclose(final, obs)
+    assert reward.dtype == np.float32 and obs.shape == first.shape
+
+
+def test_vector_env_matches_the_functional_env(compiled):
+    vec = GymVectorEnv(compiled, 4)
+    obs, _ = vec.reset(seed=11)
+    env = envs.load(compiled)
+    # GymVectorEnv draws its key from its seeded generator; replay the same key
+    rng = np.random.default_rng(11)
+    key = jax.random.PRNGKey(int(rng.integers(0, 2**31 - 1)))
+    ref = jax.jit(jax.vmap(env.reset))(jax.random.split(key, 4))
+    np.testing.assert_array_equal(obs, np.asarray(ref.obs))
+    action = np.full((4, 1), 0.5, np.float32)
+    obs, reward, *_ = vec.step(action)
+    ref = jax.jit(jax.vmap(env.step))(ref, action)
+    np.testing.assert_array_equal(obs, np.asarray(ref.obs))
+    np.testing.assert_array_equal(reward, np.asarray(ref.reward))
