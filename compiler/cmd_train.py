@@ -68,6 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval-envs", type=int, default=16, metavar="E", help="episodes per evaluation (default 16)")
     parser.add_argument("--checkpoint-every", type=float, default=60.0, metavar="SECONDS",
                         help="seconds between checkpoints (default 60)")
+    parser.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                        help="stop after this much wall-clock time (the policy is saved as at the end)")
     parser.add_argument("--episode-length", type=int, default=None, help="override the task's episode length")
     parser.add_argument("--action-repeat", type=int, default=None, help="override the task's action repeat")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
@@ -117,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         result = runner.train(learner, total_steps=int(args.steps), out_dir=args.out, seed=args.seed,
                               resume=args.resume, eval_every=args.eval_every, eval_envs=args.eval_envs,
                               checkpoint_seconds=args.checkpoint_every, progress=not args.quiet,
+                              time_limit_s=args.time_limit,
                               meta={"scene": loaded.name, "scene_sha256": loaded.sha256})
     except checkpoint.CheckpointError as e:
         print(f"scenec train: {e}", file=sys.stderr)

@@ -142,9 +142,11 @@ def _scalars(metrics: dict) -> dict:
 def train(learner, *, total_steps: int, out_dir, seed: int = 0, resume: bool = False,
           eval_every: int = 10, eval_envs: int = 16, eval_length: int | None = None,
           checkpoint_seconds: float = 60.0, progress: bool = True, meta: dict | None = None,
-          max_iterations: int | None = None, stream=None) -> Result:
+          max_iterations: int | None = None, time_limit_s: float | None = None, stream=None) -> Result:
     """Train `learner` for `total_steps` environment steps (rounded up to whole iterations), writing
-    into `out_dir`. `max_iterations` stops early (as an interruption would; used by tests)."""
+    into `out_dir`. `time_limit_s` ends the run after that much wall-clock time (this call's, from
+    its start, compilation included) as if the steps were done: evaluation, policy saved.
+    `max_iterations` stops early as an interruption would (used by tests)."""
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ckpt_path, log_path, policy_path = out / "checkpoint.npz", out / "metrics.jsonl", out / "policy.npz"
@@ -191,6 +193,23 @@ def train(learner, *, total_steps: int, out_dir, seed: int = 0, resume: bool = F
     def wall() -> float:
         return wall_before + time.monotonic() - start
 
+    last_eval_iter = -1
+
+    def run_eval() -> dict:
+        nonlocal last_eval, last_eval_iter
+        params, stats = learner.policy_of(state)
+        ev = _scalars(eval_fn(params, stats, jax.random.fold_in(eval_key, done_iters)))
+        last_eval, last_eval_iter = ev["eval_return"], done_iters
+        return ev
+
+    def final_eval():
+        """An evaluation of the last iteration when the time limit ends the run between two."""
+        record = {"iteration": done_iters, "env_steps": done_iters * per_iter, "wall_s": round(wall(), 3),
+                  "final": True}
+        record.update(run_eval())
+        log.write(json.dumps(record) + "\n")
+        log.flush()
+
     def write_checkpoint():
         checkpoint.save_checkpoint(ckpt_path, state, dict(run_meta, iteration=done_iters,
                                                           env_steps=done_iters * per_iter, wall_s=wall()))
@@ -200,6 +219,10 @@ def train(learner, *, total_steps: int, out_dir, seed: int = 0, resume: bool = F
             while done_iters < total_iters:
                 if max_iterations is not None and done_iters >= max_iterations:
                     interrupted = True
+                    break
+                if time_limit_s is not None and time.monotonic() - start >= time_limit_s:
+                    if eval_every and last_eval_iter != done_iters:
+                        final_eval()
                     break
                 new_state, metrics = iteration_fn(state)
                 metrics = _scalars(metrics)
@@ -212,10 +235,7 @@ def train(learner, *, total_steps: int, out_dir, seed: int = 0, resume: bool = F
                     record["episode_return"] = last_return
                     record["episode_length"] = metrics["episode_length_sum"] / metrics["episodes"]
                 if eval_every and (done_iters % eval_every == 0 or done_iters == total_iters):
-                    params, stats = learner.policy_of(state)
-                    ev = _scalars(eval_fn(params, stats, jax.random.fold_in(eval_key, done_iters)))
-                    last_eval = ev["eval_return"]
-                    record.update(ev)
+                    record.update(run_eval())
                 record.update({k: v for k, v in metrics.items()
                                if k not in ("episode_return_sum", "episode_length_sum")})
                 log.write(json.dumps(record) + "\n")
