@@ -76,6 +76,15 @@ class Compiled:
     def step(self):
         return _jitted_step(self.model)
 
+    def env(self, **options):
+        """The task's environment (scenec.runtime.envs.from_model; options such as episode_length,
+        auto_reset, batch), or None when the scene has no task."""
+        if self.task is None:
+            return None
+        from scenec.runtime import envs
+
+        return envs.from_model(self.model, self.task, **options)
+
 
 _JIT = {}
 
