@@ -140,6 +140,7 @@ def lower(scene: ir.SceneIR):
     hfields = {h.name: h for h in scene.hfields}
     geom_mesh, geom_hfield = [], []
     budget = mesh_budget(scene)
+    reach = heightfield_reach(scene)
     for _, c in geoms:
         if c.shape == Shape.MESH:
             me = meshes[c.mesh]
@@ -150,7 +151,8 @@ def lower(scene: ir.SceneIR):
         if c.shape == Shape.HEIGHTFIELD:
             h = hfields[c.hfield]
             geom_hfield.append(collision_data.heightfield_data(
-                np.asarray(h.elevation).reshape(h.nrow, h.ncol), h.size_x, h.size_y))
+                np.asarray(h.elevation).reshape(h.nrow, h.ncol), h.size_x, h.size_y,
+                reach=reach.get(c.name)))
         else:
             geom_hfield.append(None)
 
@@ -221,11 +223,37 @@ def lower(scene: ir.SceneIR):
 
 
 def mesh_budget(scene: ir.SceneIR) -> dict:
-    """Static padding budgets shared by every mesh of the scene (the largest hull decides)."""
-    nvert = max((len(me.hull_vertices) for me in scene.meshes), default=0)
-    nface = max((len(me.hull_faces) for me in scene.meshes), default=0)
-    return {"vertex_budget": max(nvert, 4), "face_budget": max(nface, 4),
-            "edge_budget": max(nvert + nface - 2, 6)}  # Euler: E = V + F - 2 for a closed hull
+    """Static padding budgets shared by every mesh of the scene: the largest merged hull decides,
+    rounded up (collision_table.round_budget) so that similar scenes share compiled shapes."""
+    from scenec.runtime import collision_data
+    from scenec.runtime.collision_table import round_budget
+
+    counts = [collision_data.convex_mesh_counts(np.asarray(me.hull_vertices), np.asarray(me.hull_faces))
+              for me in scene.meshes if me.hull_vertices]
+    nv, nf, ne = (max(c[k] for c in counts) if counts else 4 for k in range(3))
+    return {"vertex_budget": round_budget(nv), "face_budget": round_budget(nf), "edge_budget": round_budget(ne)}
+
+
+HEIGHTFIELD_MARGIN = 0.05   # m: how far beyond a partner's bounding radius its height-field window reaches
+
+
+def heightfield_reach(scene: ir.SceneIR) -> dict:
+    """For each height-field collider, the largest bounding radius among the colliders it may touch
+    (plus a margin): its kernels then examine only the cells within that reach of a partner."""
+    from .passes.pruning import collider_ball
+
+    colliders = {c.name: c for b in scene.bodies for c in b.colliders}
+    meshes = {me.name: me for me in scene.meshes}
+    reach: dict[str, float] = {}
+    for v in scene.pairs or ():
+        if not v.kept:
+            continue
+        for hf, other in ((v.collider1, v.collider2), (v.collider2, v.collider1)):
+            if colliders[hf].hfield is not None:
+                radius = collider_ball(colliders[other], meshes)[1]
+                if np.isfinite(radius):
+                    reach[hf] = max(reach.get(hf, 0.0), radius + HEIGHTFIELD_MARGIN)
+    return reach
 
 
 def default_rgba(c: ir.Collider) -> tuple:

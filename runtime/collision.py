@@ -24,8 +24,8 @@ distance up to float rounding, separated or penetrating, and its normal is the t
   contact normal, so a resting capsule has two supports.
 - plane_box: exact (the box's lowest corner is always a row); the rows are the corners of the face
   that holds the three lowest corners.
-- plane_mesh: exact (the deepest vertex is row 0), plus four vertices spread around it (supports in
-  directions tilted from the plane normal) so that a resting hull has several supports.
+- plane_mesh: exact (the deepest vertex is row 0), plus the corners of the incident face (the hull
+  face turned furthest down), so that a hull resting on a face has all of its corners as supports.
 - box_box, box_mesh, mesh_mesh: the separating-axis test (SAT) over face normals and over edge
   pairs (for meshes, the pairs whose Gauss-map arcs cross, which are exactly the edge faces of the
   Minkowski difference; for two boxes, the nine axis products) picks the axis of least penetration,
@@ -126,9 +126,6 @@ FACE_PREFERENCE = 1e-3
 CLIP_SLACK = 1e-5
 # Candidate points closer than this fraction of the smaller shape's radius are one point.
 DEDUPE = 1e-4
-# plane_mesh tilts its four extra support directions by this angle (rad) from the plane normal: a flat
-# face within 15 degrees of resting on the plane contributes its extreme corners.
-SUPPORT_TILT = 0.25
 # Mesh contact reduction takes extreme points in four directions of the contact plane at this angle
 # (rad) from the reference face's first edge, plus 90-degree turns: an angle no common shape is
 # aligned with, so that ties between corners are rare.
@@ -321,22 +318,19 @@ def plane_mesh(plane: Geom, mesh: Geom) -> Contact:
     n = plane.mat[:, 2]
     m = _cast_mesh(mesh)
     v = _rotate(mesh.mat, m.vert) + mesh.pos                   # (V, 3) world vertices
-    h = _dot(v - plane.pos, n)
-    # Row 0: the deepest vertex. Rows 1-4: supports in directions tilted by SUPPORT_TILT from -n towards
-    # four horizontal directions (SPREAD_ANGLE from the plane's x axis, then 90-degree turns), which
-    # pick the extreme corners of a face lying on the plane.
-    ct, st = float(np.cos(SUPPORT_TILT)), float(np.sin(SUPPORT_TILT))
-    idx = [jnp.argmin(h)]
-    for k in range(4):
-        ang = SPREAD_ANGLE + 0.5 * np.pi * k
-        t = float(np.cos(ang)) * plane.mat[:, 0] + float(np.sin(ang)) * plane.mat[:, 1]
-        idx.append(jnp.argmax(-ct * h + st * _dot(v, t)))
-    idx = jnp.stack(idx)
-    d = h[idx]
-    active = jnp.ones((5,), bool)
-    for j in range(1, 5):
-        active = active.at[j].set(jnp.all(idx[j] != idx[:j]))
-    return _rows(d, v[idx] - n * (0.5 * d)[:, None], jnp.broadcast_to(n, (5, 3)), active)
+    # Row 0: the deepest vertex (exact). Rows 1..K: the polygon of the incident face, the hull face
+    # whose outward normal is most anti-parallel to the plane's: a face lying on the plane gives all its
+    # corners, and the set changes only when another face turns further down, so a resting hull does
+    # not rock between partial supports. Repeated points (the deepest vertex on that face, the padding
+    # of short polygons) are deactivated.
+    deepest = v[jnp.argmin(_dot(v - plane.pos, n))]
+    face = jnp.argmin(_dot(_rotate(mesh.mat, m.face_normal), n))
+    polygon = _rotate(mesh.mat, m.face_vert[face]) + mesh.pos   # (K, 3)
+    pts = jnp.concatenate([deepest[None], polygon])
+    d = _dot(pts - plane.pos, n)
+    rows = _rows(d, pts - n * (0.5 * d)[:, None], jnp.broadcast_to(n, pts.shape),
+                 jnp.ones(pts.shape[:1], bool))
+    return _dedupe(rows, DEDUPE * m.radius)
 
 
 # --- sphere ------------------------------------------------------------------------------------------
