@@ -8,8 +8,8 @@ is known without running the physics, and checks:
 - its screenshot shows the bodies where a pinhole projection of the viewer's camera, done here in
   numpy, says they are (colour under the projected centre, centroid of the coloured pixels);
 - hovering over a body shows its name; playing changes the picture;
-- several environments are laid side by side, and a 1000-frame, 15-body, 8-environment page draws
-  (the frame cost is printed, not asserted).
+- several environments are laid side by side, and a 1000-frame Humanoid page with 8 environments
+  draws each of them (the frame cost is printed, not asserted).
 Skipped, with the reason, when chromium is not installed.
 """
 
@@ -481,6 +481,43 @@ def test_environments_side_by_side_and_frame_cost(scene, browser):
     assert hits == 8
     ms = browser.eval("scenecViewer.benchmark(60)")
     print(f"\nviewer frame cost, 1000 frames x 8 environments, SwiftShader: {ms:.1f} ms per frame")
+    assert browser.problems() == []
+
+
+def test_humanoid_1000_frames_8_environments(browser, tmp_path):
+    """The issue's load: a 1000-frame Humanoid trajectory, 8 environments side by side. The poses are
+    the initial pose swaying (no physics needed); the page must load cleanly and draw every
+    environment. The frame cost is printed (SwiftShader draws on the CPU: an upper bound)."""
+    from scenec.compiler import api
+    from scenec.compiler.cli import main
+    from scenec.runtime import trajectory
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    scene = root / "scenes" / "humanoid.yaml"
+    compiled = api.compile(str(scene), measure_jit=False)
+    s0 = compiled.init()
+    T, E = 1000, 8
+    time_s = np.arange(T) * float(compiled.model.timestep)
+    sway = 0.05 * np.sin(2 * np.pi * time_s / 2.0)[:, None, None, None] * np.array([1.0, 0.0, 0.0])
+    xpos = np.asarray(s0.xpos)[None, None] + sway + np.zeros((T, E, 1, 1))
+    xquat = np.broadcast_to(np.asarray(s0.xquat), (T, E) + np.asarray(s0.xquat).shape)
+    traj = trajectory.make(compiled.ir.source_hash, "humanoid", compiled.model.body_names, time_s, xpos, xquat)
+    tfile, html = tmp_path / "humanoid.npz", tmp_path / "humanoid.html"
+    trajectory.save(traj, tfile)
+    assert main(["view", str(scene), "--trajectory", str(tfile), "-o", str(html)]) == 0
+    browser.events.clear()
+    browser.open(html.as_uri())
+    assert browser.eval("scenecViewer.frames") == T and browser.eval("scenecViewer.envs") == E
+    cam = browser.eval("scenecViewer.camera()")
+    offsets = np.asarray(browser.eval("scenecViewer.envOffsets()"))
+    torso = compiled.model.body_names.index("torso") if "torso" in compiled.model.body_names else 1
+    for e in range(E):
+        x, y = project(cam, traj.xpos[0, e, torso] + offsets[e])
+        hit = browser.eval(f"scenecViewer.pick({x}, {y})")
+        assert hit is not None and hit["env"] == e, (e, hit)
+    ms = browser.eval("scenecViewer.benchmark(60)")
+    print(f"\nviewer frame cost, humanoid ({compiled.model.nbody - 1} bodies, {compiled.model.ngeom} colliders), "
+          f"{T} frames x {E} environments, SwiftShader on the CPU: {ms:.1f} ms per frame")
     assert browser.problems() == []
 
 

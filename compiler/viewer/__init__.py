@@ -10,8 +10,8 @@ sets one transform per body (and environment) and draws.
 Data handed to the page (`scene_data`):
   bodies (nbody names), geoms ({name, body, shape}), joints ({name, body, kind, anchor, axis}),
   vertex arrays (position, normal: float32 (N, 3) in body frames; color: uint8 (N, 4); uvp: float32
-  (N, 3) plane coordinates and a checkerboard flag; geom: float32 (N,) collider id),
-  draws ({body, first, count, per_env}: vertex ranges; the world's planes are drawn once, everything
+  (N, 4) plane coordinates, a checkerboard flag and the collider id), indices (uint32,
+  three per triangle), draws ({body, first, count, per_env}: index ranges; the world's planes are drawn once, everything
   else once per environment), frames (T, E, nbody, time/xpos/xquat as float32), contacts (active
   contact points per frame and environment, packed: offsets (T·E + 1,) and points (K, 3)),
   env_offsets (E, 3) where environments are laid side by side, the scene's centre and radius, and
@@ -88,8 +88,8 @@ def scene_data(model, trajectory, title: str = "", checker: float = CHECKER) -> 
     shapes = np.asarray(model.geom_shape.array)
     geom_body = np.asarray(model.geom_body_id.array)
     rgba = np.asarray(model.geom_rgba, np.float64)
-    parts, draws = [], []
-    first = 0
+    parts, draws, index_parts = [], [], []
+    first = nvert = 0
     for body in range(model.nbody):
         groups = [(True, [g for g in range(model.ngeom) if geom_body[g] == body])]
         if body == 0:   # the ground is drawn once, other world colliders once per environment
@@ -102,12 +102,18 @@ def scene_data(model, trajectory, title: str = "", checker: float = CHECKER) -> 
                 if colour[3] <= 0:
                     continue          # alpha 0 hides a collider, as in the renderer
                 tri = tessellate.geom_triangles(model, g, radius + float(np.linalg.norm(centre)))
-                n = len(tri.position)
+                # Shared vertices once (spheres and capsules share each about six times): fewer
+                # vertices to shade per frame and a smaller page.
+                rows = np.hstack([tri.position, tri.normal, tri.uv]).astype(np.float32)
+                unique, index = np.unique(rows, axis=0, return_inverse=True)
+                n = len(unique)
                 flag = np.full((n, 1), 1.0 if shapes[g] == Shape.PLANE else 0.0)
-                parts.append((tri.position, tri.normal,
+                parts.append((unique[:, :3], unique[:, 3:6],
                               np.broadcast_to(np.round(np.clip(colour, 0, 1) * 255), (n, 4)),
-                              np.hstack([tri.uv, flag]), np.full(n, g)))
-                count += n
+                              np.hstack([unique[:, 6:8], flag, np.full((n, 1), g)])))
+                index_parts.append(index.reshape(-1) + nvert)
+                nvert += n
+                count += len(index)
             if count:
                 draws.append({"body": body, "first": first, "count": count, "per_env": repeat})
                 first += count
@@ -129,9 +135,9 @@ def scene_data(model, trajectory, title: str = "", checker: float = CHECKER) -> 
         "geoms": [{"name": model.geom_names[g], "body": int(geom_body[g]), "shape": Shape(int(shapes[g])).name.lower()}
                   for g in range(model.ngeom)],
         "joints": joints,
-        "vertices": {"count": first, "position": _b64(cat(0, np.float32)), "normal": _b64(cat(1, np.float32)),
-                     "color": _b64(cat(2, np.uint8)), "uvp": _b64(cat(3, np.float32)),
-                     "geom": _b64(cat(4, np.float32))},
+        "indices": _b64(np.concatenate(index_parts).astype(np.uint32) if index_parts else np.zeros(0, np.uint32)),
+        "vertices": {"count": nvert, "position": _b64(cat(0, np.float32)), "normal": _b64(cat(1, np.float32)),
+                     "color": _b64(cat(2, np.uint8)), "uvp": _b64(cat(3, np.float32))},
         "draws": draws,
         "frames": {"T": T, "E": E, "nbody": nbody, "time": _b64(trajectory.time.astype(np.float32)),
                    "xpos": _b64(xpos.astype(np.float32)), "xquat": _b64(xquat.astype(np.float32))},

@@ -2,8 +2,9 @@
 //
 // The page embeds one JSON object (see compiler/viewer/__init__.py): triangles of every collider in
 // its body's frame, uploaded once; per frame the viewer computes one transform per body and
-// environment from the trajectory (interpolated between recorded frames) and draws each body's
-// vertex range with it. Hovering picks the collider under the mouse by drawing collider ids into a
+// environment from the trajectory (interpolated between recorded frames), uploads them in one
+// buffer, and draws each body's triangles once for all environments (instanced: the transform is a
+// per-instance attribute), so the number of draw calls does not grow with the environments. Hovering picks the collider under the mouse by drawing collider ids into a
 // one-pixel region of an offscreen buffer. The camera orbits a target point (azimuth, elevation,
 // distance) with a 45° vertical field of view; `window.scenecViewer` exposes it, and a few hooks,
 // to tests.
@@ -14,7 +15,10 @@
   const LIGHT = normalize([-0.35, -0.5, 1.0]);      // the same light as runtime/render.py
   const JOINT_COLORS = [[1.0, 0.55, 0.1, 1], [0.1, 0.8, 0.9, 1], [0.9, 0.2, 0.9, 1], [0.5, 0.5, 0.5, 1]];
   const CONTACT_COLOR = [1.0, 0.15, 0.1, 1];
-  const ATTR = { pos: 0, normal: 1, color: 2, uvp: 3, geom: 4 };
+  // Eight attributes, WebGL 1's guaranteed minimum: uvp packs the plane coordinates, the checkerboard
+  // flag and the collider id; m0..m3 are the columns of a body's transform, with the environment's
+  // index stored in m0.w (the transform's bottom row is always 0, 0, 0, 1).
+  const ATTR = { pos: 0, normal: 1, color: 2, uvp: 3, m0: 4, m1: 5, m2: 6, m3: 7 };
 
   const statusEl = document.getElementById("status");
   const canvas = document.getElementById("view");
@@ -99,24 +103,25 @@
   }
 
   const SHADE_VS = `
-    attribute vec3 a_pos; attribute vec3 a_normal; attribute vec4 a_color; attribute vec3 a_uvp;
-    attribute float a_geom;
-    uniform mat4 u_model; uniform mat4 u_viewproj;
+    attribute vec3 a_pos; attribute vec3 a_normal; attribute vec4 a_color; attribute vec4 a_uvp;
+    attribute vec4 a_m0; attribute vec4 a_m1; attribute vec4 a_m2; attribute vec4 a_m3;
+    uniform mat4 u_viewproj; uniform float u_hlEnv; uniform float u_hlOn;
     varying vec3 v_world; varying vec3 v_normal; varying vec4 v_color; varying vec3 v_uvp;
-    varying float v_geom;
+    varying float v_geom; varying float v_env; varying float v_highlight;
     void main() {
-      vec4 w = u_model * vec4(a_pos, 1.0);
+      mat4 model = mat4(vec4(a_m0.xyz, 0.0), a_m1, a_m2, a_m3);
+      vec4 w = model * vec4(a_pos, 1.0);
       v_world = w.xyz;
-      v_normal = (u_model * vec4(a_normal, 0.0)).xyz;
-      v_color = a_color; v_uvp = a_uvp; v_geom = a_geom;
+      v_normal = (model * vec4(a_normal, 0.0)).xyz;
+      v_color = a_color; v_uvp = a_uvp.xyz; v_geom = a_uvp.w; v_env = a_m0.w;
+      v_highlight = u_hlOn * (1.0 - step(0.5, abs(a_m0.w - u_hlEnv)));
       gl_Position = u_viewproj * w;
     }`;
   const SHADE_FS = `
     precision highp float;
     uniform vec3 u_light; uniform vec3 u_eye; uniform float u_checker; uniform float u_focal;
-    uniform float u_highlight;
     varying vec3 v_world; varying vec3 v_normal; varying vec4 v_color; varying vec3 v_uvp;
-    varying float v_geom;
+    varying float v_highlight;
     void main() {
       vec3 n = normalize(v_normal);
       vec3 view = normalize(v_world - u_eye);
@@ -134,22 +139,26 @@
       vec3 h = normalize(u_light - view);
       float spec = 0.18 * pow(max(dot(n, h), 0.0), 24.0) * lambert;
       vec3 c = base * (0.32 + 0.68 * lambert) + spec;
-      c = mix(c, vec3(1.0, 0.8, 0.25), 0.4 * u_highlight);
+      c = mix(c, vec3(1.0, 0.8, 0.25), 0.4 * v_highlight);
       gl_FragColor = vec4(pow(clamp(c, 0.0, 1.0), vec3(1.0 / 2.2)), 1.0);
     }`;
   const PICK_FS = `
     precision highp float;
-    uniform float u_env; uniform float u_ngeom;
-    varying float v_geom;
+    uniform float u_ngeom;
+    varying float v_geom; varying float v_env;
     void main() {
-      float id = u_env * u_ngeom + floor(v_geom + 0.5) + 1.0;
+      float id = floor(v_env + 0.5) * u_ngeom + floor(v_geom + 0.5) + 1.0;
       float r = mod(id, 256.0); float g = mod(floor(id / 256.0), 256.0); float b = floor(id / 65536.0);
       gl_FragColor = vec4(r, g, b, 255.0) / 255.0;
     }`;
   const FLAT_VS = `
     attribute vec3 a_pos;
-    uniform mat4 u_model; uniform mat4 u_viewproj; uniform float u_size;
-    void main() { gl_Position = u_viewproj * u_model * vec4(a_pos, 1.0); gl_PointSize = u_size; }`;
+    attribute vec4 a_m0; attribute vec4 a_m1; attribute vec4 a_m2; attribute vec4 a_m3;
+    uniform mat4 u_viewproj; uniform float u_size;
+    void main() {
+      gl_Position = u_viewproj * mat4(vec4(a_m0.xyz, 0.0), a_m1, a_m2, a_m3) * vec4(a_pos, 1.0);
+      gl_PointSize = u_size;
+    }`;
   const FLAT_FS = `
     precision mediump float;
     uniform vec4 u_color; uniform float u_round;
@@ -191,16 +200,32 @@
     return b;
   }
   const V = data.vertices;
+  // Triangles are indexed (uint32). WebGL 1 needs an extension for 32-bit indices; without it the
+  // attribute arrays are expanded so that plain drawArrays works (more memory, same picture).
+  let indices = decode(data.indices, Uint32Array);
+  const uintIndices = gl.getExtension("OES_element_index_uint");
+  function attribute(text, Type, size) {
+    const a = decode(text, Type);
+    if (uintIndices) return a;
+    const out = new Type(indices.length * size);
+    for (let i = 0; i < indices.length; i++) {
+      for (let k = 0; k < size; k++) out[i * size + k] = a[indices[i] * size + k];
+    }
+    return out;
+  }
   const vbo = {
-    pos: buffer(decode(V.position, Float32Array)),
-    normal: buffer(decode(V.normal, Float32Array)),
-    color: buffer(decode(V.color, Uint8Array)),
-    uvp: buffer(decode(V.uvp, Float32Array)),
-    geom: buffer(decode(V.geom, Float32Array)),
+    pos: buffer(attribute(V.position, Float32Array, 3)),
+    normal: buffer(attribute(V.normal, Float32Array, 3)),
+    color: buffer(attribute(V.color, Uint8Array, 4)),
+    uvp: buffer(attribute(V.uvp, Float32Array, 4)),
   };
+  const ibo = gl.createBuffer();
+  gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, ibo);
+  gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, uintIndices ? indices : new Uint32Array(0), gl.STATIC_DRAW);
+  indices = null;
   function bindMeshAttributes() {
     const spec = [["pos", 3, gl.FLOAT, false], ["normal", 3, gl.FLOAT, false],
-      ["color", 4, gl.UNSIGNED_BYTE, true], ["uvp", 3, gl.FLOAT, false], ["geom", 1, gl.FLOAT, false]];
+      ["color", 4, gl.UNSIGNED_BYTE, true], ["uvp", 4, gl.FLOAT, false]];
     for (const [name, size, type, norm] of spec) {
       gl.bindBuffer(gl.ARRAY_BUFFER, vbo[name]);
       gl.enableVertexAttribArray(ATTR[name]);
@@ -208,10 +233,42 @@
     }
   }
   function bindFlatAttributes(buf) {
-    for (let i = 1; i <= 4; i++) gl.disableVertexAttribArray(i);
+    for (let i = 1; i <= 3; i++) gl.disableVertexAttribArray(i);
     gl.bindBuffer(gl.ARRAY_BUFFER, buf);
     gl.enableVertexAttribArray(ATTR.pos);
     gl.vertexAttribPointer(ATTR.pos, 3, gl.FLOAT, false, 0, 0);
+  }
+
+  // Per-instance transforms: `models` (E × nbody × 16 floats, environment-major) is copied body-major
+  // into `instances` and uploaded once per frame, so that body b's E transforms are contiguous
+  // (WebGL caps an attribute's stride at 255 bytes, so they cannot be strided through `models`).
+  // Without the instancing extension (rare), the same numbers go in as constant attributes, one draw
+  // per environment.
+  const inst = gl.getExtension("ANGLE_instanced_arrays");
+  const instanceVbo = gl.createBuffer();
+  const IDENTITY = new Float32Array([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
+  const identityVbo = buffer(IDENTITY);
+  function drawSet(mode, first, count, body, instances, indexed) {
+    const byIndex = indexed && uintIndices;
+    if (inst) {
+      const world = body < 0;
+      gl.bindBuffer(gl.ARRAY_BUFFER, world ? identityVbo : instanceVbo);
+      for (let c = 0; c < 4; c++) {
+        gl.enableVertexAttribArray(ATTR.m0 + c);
+        gl.vertexAttribPointer(ATTR.m0 + c, 4, gl.FLOAT, false, 64, (world ? 0 : body * E * 64) + c * 16);
+        inst.vertexAttribDivisorANGLE(ATTR.m0 + c, 1);
+      }
+      if (byIndex) inst.drawElementsInstancedANGLE(mode, count, gl.UNSIGNED_INT, first * 4, instances);
+      else inst.drawArraysInstancedANGLE(mode, first, count, instances);
+      return;
+    }
+    for (let c = 0; c < 4; c++) gl.disableVertexAttribArray(ATTR.m0 + c);
+    for (let e = 0; e < instances; e++) {
+      const m = body < 0 ? IDENTITY : models.subarray((e * NB + body) * 16, (e * NB + body + 1) * 16);
+      for (let c = 0; c < 4; c++) gl.vertexAttrib4f(ATTR.m0 + c, m[c * 4], m[c * 4 + 1], m[c * 4 + 2], m[c * 4 + 3]);
+      if (byIndex) gl.drawElements(mode, count, gl.UNSIGNED_INT, first * 4);
+      else gl.drawArrays(mode, first, count);
+    }
   }
 
   // Joint axes, in their bodies' frames: a line along the axis through the anchor (hinge, slide)
@@ -288,6 +345,7 @@
   }
 
   const models = new Float32Array(E * NB * 16);
+  const instances = new Float32Array(E * NB * 16);
   // Body transforms at time t: positions interpolated linearly, orientations by normalised lerp
   // (frames are close together, so this is indistinguishable from slerp and cheaper).
   function computePoses(t) {
@@ -309,7 +367,15 @@
         poseMatrix(models, (e * NB + b) * 16,
           (1 - a) * xpos[p0] + a * xpos[p1] + off[0], (1 - a) * xpos[p0 + 1] + a * xpos[p1 + 1] + off[1],
           (1 - a) * xpos[p0 + 2] + a * xpos[p1 + 2] + off[2], w, x, y, z);
+        models[(e * NB + b) * 16 + 3] = e;
       }
+    }
+    if (inst) {
+      for (let b = 0; b < NB; b++) {
+        for (let e = 0; e < E; e++) instances.set(models.subarray((e * NB + b) * 16, (e * NB + b + 1) * 16), (b * E + e) * 16);
+      }
+      gl.bindBuffer(gl.ARRAY_BUFFER, instanceVbo);
+      gl.bufferData(gl.ARRAY_BUFFER, instances, gl.DYNAMIC_DRAW);
     }
     return k;
   }
@@ -320,8 +386,6 @@
   // ---------------------------------------------------------------------------- drawing
   let viewproj = null, eyeNow = null, focalPx = 1;
   let pickTarget = null;
-  const identity = new Float32Array([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
-  const worldPlane = new Float32Array(identity);
 
   function resize() {
     const dpr = window.devicePixelRatio || 1;
@@ -351,25 +415,15 @@
       gl.uniform3fv(prog.u.u_eye, eyeNow);
       gl.uniform1f(prog.u.u_checker, data.checker);
       gl.uniform1f(prog.u.u_focal, focalPx);
+      gl.uniform1f(prog.u.u_hlEnv, state.hover ? state.hover.env : -1);
     } else {
       gl.uniform1f(prog.u.u_ngeom, ngeom);
     }
     for (const d of data.draws) {
-      const envs = d.per_env ? E : 1;
-      for (let e = 0; e < envs; e++) {
-        if (d.body === 0) {
-          // World colliders: no pose, only the environment's offset (planes: none).
-          worldPlane[12] = d.per_env ? offsets[e][0] : 0;
-          worldPlane[13] = d.per_env ? offsets[e][1] : 0;
-          worldPlane[14] = d.per_env ? offsets[e][2] : 0;
-          gl.uniformMatrix4fv(prog.u.u_model, false, worldPlane);
-        } else {
-          gl.uniformMatrix4fv(prog.u.u_model, false, models.subarray((e * NB + d.body) * 16, (e * NB + d.body + 1) * 16));
-        }
-        if (picking) gl.uniform1f(prog.u.u_env, e);
-        else gl.uniform1f(prog.u.u_highlight, state.hover && state.hover.body === d.body && state.hover.env === e && d.body !== 0 ? 1 : 0);
-        gl.drawArrays(gl.TRIANGLES, d.first, d.count);
-      }
+      // The world's ground is drawn once, untransformed; everything else once per environment (the
+      // world's pose in `models` is its environment's offset).
+      if (!picking) gl.uniform1f(prog.u.u_hlOn, state.hover && state.hover.body === d.body && d.body !== 0 ? 1 : 0);
+      drawSet(gl.TRIANGLES, d.first, d.count, d.per_env ? d.body : -1, d.per_env ? E : 1, true);
     }
   }
 
@@ -392,11 +446,7 @@
     gl.stencilOp(gl.KEEP, gl.KEEP, gl.INCR);
     gl.depthMask(false);
     for (const d of data.draws) {
-      if (d.body === 0) continue;
-      for (let e = 0; e < E; e++) {
-        gl.uniformMatrix4fv(flat.u.u_model, false, models.subarray((e * NB + d.body) * 16, (e * NB + d.body + 1) * 16));
-        gl.drawArrays(gl.TRIANGLES, d.first, d.count);
-      }
+      if (d.body !== 0) drawSet(gl.TRIANGLES, d.first, d.count, d.body, E, true);
     }
     gl.depthMask(true);
     gl.disable(gl.STENCIL_TEST);
@@ -408,16 +458,13 @@
     bindFlatAttributes(jointVbo);
     gl.uniformMatrix4fv(flat.u.u_viewproj, false, viewproj);
     gl.disable(gl.DEPTH_TEST);
-    for (let e = 0; e < E; e++) {
-      for (const j of jointDraws) {
-        gl.uniformMatrix4fv(flat.u.u_model, false, models.subarray((e * NB + j.body) * 16, (e * NB + j.body + 1) * 16));
-        gl.uniform4fv(flat.u.u_color, JOINT_COLORS[j.kind]);
-        gl.uniform1f(flat.u.u_round, 0);
-        gl.drawArrays(gl.LINES, j.first, j.lines);
-        gl.uniform1f(flat.u.u_round, 1);
-        gl.uniform1f(flat.u.u_size, 6);
-        gl.drawArrays(gl.POINTS, j.first + j.lines, 1);
-      }
+    for (const j of jointDraws) {
+      gl.uniform4fv(flat.u.u_color, JOINT_COLORS[j.kind]);
+      gl.uniform1f(flat.u.u_round, 0);
+      drawSet(gl.LINES, j.first, j.lines, j.body, E, false);
+      gl.uniform1f(flat.u.u_round, 1);
+      gl.uniform1f(flat.u.u_size, 6);
+      drawSet(gl.POINTS, j.first + j.lines, 1, j.body, E, false);
     }
     gl.enable(gl.DEPTH_TEST);
   }
@@ -440,12 +487,11 @@
     gl.bufferData(gl.ARRAY_BUFFER, contactScratch.subarray(0, w), gl.DYNAMIC_DRAW);
     bindFlatAttributes(contactVbo);
     gl.uniformMatrix4fv(flat.u.u_viewproj, false, viewproj);
-    gl.uniformMatrix4fv(flat.u.u_model, false, identity);
     gl.uniform4fv(flat.u.u_color, CONTACT_COLOR);
     gl.uniform1f(flat.u.u_round, 1);
     gl.uniform1f(flat.u.u_size, 8);
     gl.disable(gl.DEPTH_TEST);
-    gl.drawArrays(gl.POINTS, 0, n);
+    drawSet(gl.POINTS, 0, n, -1, 1, false);
     gl.enable(gl.DEPTH_TEST);
   }
 
