@@ -87,8 +87,10 @@ class Result:
 class Progress:
     """One status line on a terminal (redrawn), or a line every `every_s` seconds otherwise."""
 
-    def __init__(self, total_steps: int, stream=None, enabled: bool = True, every_s: float = 10.0):
+    def __init__(self, total_steps: int, stream=None, enabled: bool = True, every_s: float = 10.0,
+                 deadline: float | None = None):
         self.total = total_steps
+        self.deadline = deadline  # time.monotonic() when a time limit ends the run
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
@@ -105,6 +107,8 @@ class Progress:
         frac = min(1.0, steps / max(self.total, 1))
         bar = "#" * int(20 * frac) + "." * (20 - int(20 * frac))
         left = (self.total - steps) / rate if rate > 0 else math.inf
+        if self.deadline is not None:
+            left = min(left, max(0.0, self.deadline - now))
         parts = [f"[{bar}] {100 * frac:5.1f}% {_si(steps)}/{_si(self.total)} steps",
                  f"{rate:,.0f} steps/s"]
         if episode_return is not None:
@@ -181,8 +185,9 @@ def train(learner, *, total_steps: int, out_dir, seed: int = 0, resume: bool = F
     eval_fn = jitted_evaluation(learner, eval_envs, length)
     eval_key = jax.random.PRNGKey(seed + 1_000_003)
 
-    bar = Progress(total_iters * per_iter, stream, progress)
     start = time.monotonic()
+    bar = Progress(total_iters * per_iter, stream, progress,
+                   deadline=None if time_limit_s is None else start + time_limit_s)
     last_ckpt = start
     done_iters = int(np.asarray(state["iteration"]))
     last_return = last_eval = None
