@@ -515,7 +515,7 @@ def test_humanoid_1000_frames_8_environments(browser, tmp_path):
         x, y = project(cam, traj.xpos[0, e, torso] + offsets[e])
         hit = browser.eval(f"scenecViewer.pick({x}, {y})")
         assert hit is not None and hit["env"] == e, (e, hit)
-    ms = browser.eval("scenecViewer.benchmark(60)")
+    ms = browser.eval("scenecViewer.benchmark(20)")
     print(f"\nviewer frame cost, humanoid ({compiled.model.nbody - 1} bodies, {compiled.model.ngeom} colliders), "
           f"{T} frames x {E} environments, SwiftShader on the CPU: {ms:.1f} ms per frame")
     assert browser.problems() == []
@@ -526,14 +526,30 @@ def test_ant_page_loads(scene, browser, tmp_path):
     from scenec.compiler.cli import main
 
     root = pathlib.Path(__file__).resolve().parent.parent
-    html = tmp_path / "ant.html"
-    assert main(["view", str(root / "scenes" / "ant.yaml"), "--steps", "4", "-o", str(html)]) == 0
+    from scenec.runtime import trajectory
+
+    html, saved = tmp_path / "ant.html", tmp_path / "ant.npz"
+    assert main(["view", str(root / "scenes" / "ant.yaml"), "--steps", "4", "-o", str(html),
+                 "--save-trajectory", str(saved)]) == 0
     browser.events.clear()
     browser.open(html.as_uri())
     img = browser.screenshot()
     # The ant's default colour differs from the floor's and the sky's: something is drawn in the middle.
     centre = img[WINDOW[1] // 2 - 40:WINDOW[1] // 2 + 40, WINDOW[0] // 2 - 40:WINDOW[0] // 2 + 40].astype(int)
     assert np.ptp(centre.reshape(-1, 3), axis=0).max() > 40
+    # Contact points (the feet on the floor, recorded by --steps) are drawn red where they project.
+    traj = trajectory.load(saved)
+    k = browser.eval("scenecViewer.frame()")
+    feet = traj.contact_pos[k, 0][traj.contact_active[k, 0]]
+    assert len(feet) >= 3
+    browser.eval("document.getElementById('contacts').click(); document.getElementById('joints').click()")
+    browser.settle()
+    shown = browser.screenshot()
+    cam = browser.eval("scenecViewer.camera()")
+    for x, y in project(cam, feet).astype(int):
+        if 0 <= x < WINDOW[0] and 0 <= y < WINDOW[1] - 60:
+            assert is_red(shown)[y, x] and not is_red(img)[y, x], (x, y, shown[y, x])
+    assert np.any(shown != img)
     if os.environ.get("SCENEC_KEEP_SCREENSHOTS"):
         from scenec.compiler.viewer.images import encode_png
 
