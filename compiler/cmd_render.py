@@ -62,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from scenec.runtime import render
-    from scenec.runtime.io import atomic_write_bytes
 
     from .viewer import images, source
 
@@ -112,9 +111,9 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - t0
     try:
         if suffix == ".png":
-            atomic_write_bytes(out, images.encode_png(pictures[0]))
+            source.write_file(out, images.encode_png(pictures[0]))
         elif suffix == ".gif":
-            atomic_write_bytes(out, images.encode_gif(pictures, fps))
+            source.write_file(out, images.encode_gif(pictures, fps))
         else:
             images.write_mp4(pictures, out, fps)
     except images.ImageError as e:

@@ -24,8 +24,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from scenec.runtime.io import atomic_write_bytes
-
     from .viewer import build_html, source
 
     out = pathlib.Path(args.out)
@@ -39,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         return code
     page = build_html(src.model, traj, title=args.title, checker=args.checker)
     try:
-        atomic_write_bytes(out, page.encode("utf-8"))
+        source.write_file(out, page.encode("utf-8"))
     except OSError as e:
         return source.error("view", f"cannot write {out}: {e.strerror or e}")
     print(f"wrote {out} ({len(page) / 1e6:.1f} MB: {traj.nframe} frames, {traj.nenv} environment"

@@ -500,15 +500,15 @@ def geom_id_image(m: Model, xpos, xquat, camera: Camera, width: int, height: int
 
 
 def _render_frames(m: Model, xpos, xquat, camera: Camera, options: RenderOptions):
-    moving = jnp.ndim(camera.eye) == 2
+    T = xpos.shape[0]
+    # Fields without the frame axis (a fixed eye, one field of view) are the same for every frame.
+    cams = Camera(*(jnp.broadcast_to(x, (T,) + x.shape) if x.ndim == base else x
+                    for x, base in zip(camera, (1, 1, 1, 0))))
 
     def one(args):
         p, q, cam = args
         return render_frame(m, p, q, cam, options)
 
-    cams = camera if moving else Camera(*(jnp.broadcast_to(jnp.asarray(x, jnp.float32),
-                                                           (xpos.shape[0],) + jnp.shape(x))
-                                          for x in camera))
     return jax.lax.map(one, (xpos, xquat, cams))
 
 

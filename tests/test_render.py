@@ -400,6 +400,18 @@ def test_frames_are_batched_and_the_camera_can_move(scene):
     assert not np.array_equal(batch[0], batch[2])
     moving = R.Camera(*(np.repeat(np.asarray(v)[None], T, axis=0) for v in CAMERA))
     assert np.array_equal(R.render(model, xp, xq, moving, opts), batch)
+    # A tracking camera (one eye and target per frame, one field of view) keeps the ball's image
+    # still while the ball slides: the camera moves with the scene's centre.
+    track = R.auto_camera(model, xp, xq, track=True)
+    assert np.shape(track.eye) == (T, 3) and np.ndim(track.fovy) == 0
+    tracked = R.render(model, xp, xq, track, opts)
+    assert tracked.shape == (T, H, W, 3)
+    centres = []
+    for k in range(T):
+        ys, xs = np.nonzero(ids(model, xp[k], xq[k], R.Camera(track.eye[k], track.target[k], track.up[k], track.fovy))
+                            == geom_of(model, "ball"))
+        centres.append(xs.mean())
+    assert np.ptp(centres) < np.ptp(project(CAMERA, xp[:, 1])[:, 0])
 
 
 def test_auto_camera_frames_the_bodies(scene):

@@ -39,6 +39,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="allow mesh files outside the scene's folder")
 
 
+def write_file(path, data: bytes) -> None:
+    """Write atomically (runtime.io), then give the file the permissions open() would have given
+    it (the temporary file is created 0600)."""
+    import os
+
+    from scenec.runtime.io import atomic_write_bytes
+
+    atomic_write_bytes(path, data)
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
+
+
 def error(command: str, message: str) -> int:
     print(f"scenec {command}: {message}", file=sys.stderr)
     return 2
