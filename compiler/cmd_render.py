@@ -27,8 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output image or video: .png (one frame), .gif or .mp4 (needs ffmpeg)")
     parser.add_argument("--width", type=int, default=480)
     parser.add_argument("--height", type=int, default=360)
-    parser.add_argument("--samples", type=int, default=2,
-                        help="rays per pixel along each axis, for anti-aliasing (default 2)")
+    parser.add_argument("--samples", type=int, default=0,
+                        help="rays per pixel along each axis, for anti-aliasing (default 2 for a .png, "
+                             "1 for animations, where motion hides jagged edges and time counts)")
     parser.add_argument("--frame", type=int, default=-1, help="for .png: which frame (default the last)")
     parser.add_argument("--env", type=int, default=0, help="which environment to draw (default 0)")
     parser.add_argument("--fps", type=float, default=0.0,
@@ -71,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
         return source.error("render", f"cannot tell the format of {out}: name it .png, .gif or .mp4")
     if not out.parent.is_dir():
         return source.error("render", f"cannot write {out}: no such folder {out.parent}")
+    if args.samples == 0:
+        args.samples = 2 if suffix == ".png" else 1
     if min(args.width, args.height, args.samples) < 1 or args.width * args.height > 4096 * 4096:
         return source.error("render", "--width, --height and --samples must be at least 1 (and the "
                                       "image at most 4096 × 4096)")
