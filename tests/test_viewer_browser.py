@@ -42,6 +42,9 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--enable-unsaf
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--disable-extensions", "--mute-audio", "--hide-scrollbars"]
 WINDOW = (800, 600)
+# Warnings Chromium logs about itself, not about the page: SwiftShader's performance notes when the
+# page (or a screenshot) reads pixels back. WebGL errors ("WebGL: INVALID_VALUE ...") still count.
+BROWSER_NOTES = ("GPU stall due to ReadPixels",)
 # How long the browser may take to start, load a page or answer a command, s. Generous: two cores
 # are shared with the rest of the suite, and SwiftShader compiles shaders on the CPU.
 START_TIMEOUT = 60.0
@@ -222,9 +225,8 @@ class Browser:
                            f"{p['exceptionDetails'].get('exception', {}).get('description', '')}")
             elif e["method"] == "Runtime.consoleAPICalled" and p.get("type") in ("error", "warning", "assert"):
                 out.append(f"console.{p['type']}: {[a.get('value', a.get('description')) for a in p['args']]}")
-            elif e["method"] == "Log.entryAdded" and p["entry"]["level"] == "error":
-                # (Chromium's own warnings, such as SwiftShader's "GPU stall due to ReadPixels"
-                # performance notes, are not the page's problems.)
+            elif e["method"] == "Log.entryAdded" and p["entry"]["level"] in ("error", "warning") \
+                    and not any(note in p["entry"]["text"] for note in BROWSER_NOTES):
                 out.append(f"log {p['entry']['level']}: {p['entry']['text']}")
             elif e["method"] == "Network.requestWillBeSent":
                 url = p["request"]["url"]
