@@ -149,11 +149,13 @@ def build(loaded) -> ir.SceneIR:
                        elevation=tuple(h.elevation), span=span(("heightfields", i)))
         for i, h in enumerate(scene.heightfields))
 
+    hfield_sizes = {h.name: (h.size_x, h.size_y, 0.0) for h in hfields}
     bodies = []
     for bi, b in enumerate(scene.bodies):
         colliders = []
         for ci, c in enumerate(b.colliders):
-            colliders.append(_collider(c, b.name, ci, options, span(("bodies", bi, "colliders", ci))))
+            colliders.append(_collider(c, b.name, ci, options, span(("bodies", bi, "colliders", ci)),
+                                       hfield_sizes))
         inertia = None
         if len(b.inertia) == 3:
             inertia = tuple(float(x) for x in b.inertia) + (0.0, 0.0, 0.0)
@@ -225,7 +227,7 @@ def _read_mesh(path):
     return vertices, faces
 
 
-def _collider(c, body_name, index, options, span) -> ir.Collider:
+def _collider(c, body_name, index, options, span, hfield_sizes) -> ir.Collider:
     kind = c.WhichOneof("shape")
     size = (0.0, 0.0, 0.0)
     mesh = hfield = None
@@ -248,8 +250,9 @@ def _collider(c, body_name, index, options, span) -> ir.Collider:
         shape, size = Shape.BOX, _vec(c.box.half_size, (0.0, 0.0, 0.0))
     elif kind == "mesh":
         shape, mesh = Shape.MESH, c.mesh.mesh
-    elif kind == "heightfield":
+    elif kind == "heightfield":  # its half extents are the grid's (collision.Geom.size)
         shape, hfield = Shape.HEIGHTFIELD, c.heightfield.heightfield
+        size = tuple(float(x) for x in hfield_sizes.get(hfield, (0.0, 0.0, 0.0)))
     else:  # validate reports a collider without a shape; keep the IR total
         shape = Shape.SPHERE
     return ir.Collider(

@@ -26,11 +26,16 @@ TASK_KEY = "task"  # the scene's lowered task as JSON text (runtime/task.py); ab
 
 
 def atomic_write_bytes(path, data: bytes) -> None:
+    """Write a whole file or nothing: a temporary file beside it, then a rename. The file gets the
+    permissions a plain open() would give (mkstemp's are owner-only)."""
     path = pathlib.Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
