@@ -190,3 +190,19 @@ def test_gradients_through_contact_are_finite(tmp_path):
 
     g = jax.jit(jax.grad(height_after))(jnp.float32(-1.0))
     assert np.isfinite(float(g)) and float(g) != 0.0
+
+
+def test_bodies_rest_on_a_height_field(tmp_path):
+    # Flat at z = 0.2 for x < −0.5: the ball rests at 0.2 + r. The ramp z = 0.25 + 0.1·x beyond: the
+    # box rests tilted by α = atan(0.1), its centre 0.1/cos α above the surface at its x. Tolerances
+    # as for planes.
+    c = compile_scene(tmp_path, "hfield_drop")
+    qs, qds = rollout(c, 1500)
+    assert abs(qs[-1, 2] - 0.3) <= REST_TOL, qs[-1, :3]
+    alpha = math.atan(0.1)
+    x, z = qs[-1, 7], qs[-1, 9]
+    assert abs(z - (0.25 + 0.1 * x + 0.1 / math.cos(alpha))) <= REST_TOL, (x, z)
+    assert np.max(np.abs(qds[-1])) < 0.02
+    w, qx, qy, _ = qs[-1, 10:14]
+    tilt = math.acos(min(1.0, 1 - 2 * (qx * qx + qy * qy)))
+    assert abs(tilt - alpha) < 0.01
