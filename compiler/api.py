@@ -68,9 +68,8 @@ class Compiled:
     task: object = None          # runtime.task.TaskSpec when the scene has a task (compiler/task)
 
     def init(self, q=None, qd=None):
-        from scenec.runtime import step as rstep
-
-        return rstep.init(self.model, q, qd)
+        """The initial state (jitted: forward kinematics op by op would be slow)."""
+        return _jitted("init")(self.model, q, qd)
 
     @property
     def step(self):
@@ -89,17 +88,22 @@ class Compiled:
 _JIT = {}
 
 
-def _jitted_step(model):
-    """`step` bound to `model`; one jitted function is shared by every model (structure is static)."""
-    import functools
-
-    if "step" not in _JIT:
+def _jitted(name: str):
+    """runtime.step's `step` or `init`, jitted once and shared by every model (structure is static)."""
+    if name not in _JIT:
         import jax
 
         from scenec.runtime import step as rstep
 
-        _JIT["step"] = jax.jit(rstep.step)
-    return functools.partial(_JIT["step"], model)
+        _JIT[name] = jax.jit(getattr(rstep, name))
+    return _JIT[name]
+
+
+def _jitted_step(model):
+    """`step` bound to `model`."""
+    import functools
+
+    return functools.partial(_jitted("step"), model)
 
 
 def compile(source, *, allow_outside: bool = False, verify_each: bool = False,
@@ -139,7 +143,7 @@ def measure_compile(model, batch: int | None = None) -> dict:
 
     from scenec.runtime import step as rstep
 
-    state = rstep.init(model)
+    state = _jitted("init")(model, None, None)
     action = jnp.zeros((model.nu,), state.q.dtype)
     fn = rstep.step
     if batch is not None:  # step takes a batch of states directly

@@ -54,7 +54,7 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
     from .cmd_run import rollout_fn
 
     # The step alone, for compile times and XLA's cost analysis of one control step of the batch.
-    state = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), rstep.init(model))
+    state = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), jax.jit(rstep.init)(model))
     action = jnp.zeros((batch, model.nu), state.q.dtype)
     t0 = time.perf_counter()
     lowered = jax.jit(lambda s, a: rstep.step(model, s, a)).lower(state, action)

@@ -34,7 +34,7 @@ def step_jaxpr(model, batch: int = 0):
 
     from scenec.runtime import step as rstep
 
-    state = rstep.init(model)
+    state = jax.jit(rstep.init)(model)
     action = jnp.zeros((model.nu,), state.q.dtype)
     fn = lambda s, a: rstep.step(model, s, a)  # noqa: E731
     if batch:

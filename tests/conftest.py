@@ -6,9 +6,19 @@ importing jax.
 
 from __future__ import annotations
 
+import os
 import pathlib
+import tempfile
 
 import pytest
+
+# One XLA compilation cache for the whole test session, shared with the subprocesses the CLI tests
+# start (they inherit the environment): the same step compiled by several tests is compiled once.
+# Set before any test imports jax; a user's own cache setting wins.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="scenec-tests-xla-cache-")
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.2")
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCENES_DIR = ROOT / "scenes"
