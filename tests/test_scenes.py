@@ -112,7 +112,7 @@ def test_scene_task_runs(path):
 
     c = compiled(path)
     assert c.task is not None
-    env = load(c, batch=TASK_BATCH)
+    env = load(c, batch=TASK_BATCH, auto_reset=False)   # the wrappers are tested in test_envs.py
     lo, hi = env.action_low, env.action_high
 
     def run(key):
