@@ -16,7 +16,7 @@ import pathlib
 from scenec.runtime.collision_table import Shape
 from scenec.schema import scene_pb2
 
-from . import ir
+from . import frames, ir
 from .ir import diag
 
 DEFAULTS = {
@@ -44,23 +44,8 @@ def _vec(values, default):
 
 
 def euler_quat(euler) -> ir.Quat:
-    """Quaternion of intrinsic x-y'-z'' Euler angles (rad): q = qx ⊗ qy ⊗ qz."""
-    q = (1.0, 0.0, 0.0, 0.0)
-    for k, angle in enumerate(euler):
-        axis = [0.0, 0.0, 0.0]
-        axis[k] = 1.0
-        s = math.sin(angle / 2)
-        q = quat_mul(q, (math.cos(angle / 2), axis[0] * s, axis[1] * s, axis[2] * s))
-    return q
-
-
-def quat_mul(p, q):
-    pw, px, py, pz = p
-    qw, qx, qy, qz = q
-    return (pw * qw - px * qx - py * qy - pz * qz,
-            pw * qx + px * qw + py * qz - pz * qy,
-            pw * qy - px * qz + py * qw + pz * qx,
-            pw * qz + px * qy - py * qx + pz * qw)
+    """Quaternion of intrinsic x-y'-z'' Euler angles (rad)."""
+    return tuple(float(x) for x in frames.euler(euler, "xyz"))
 
 
 def quat_z_to(d) -> ir.Quat:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 
+from scenec.compiler import frames  # noqa: F401  (re-exported: the importers' rotation helpers)
 from scenec.schema import scene_pb2
 from scenec.schema.diagnostics import Diagnostic, Severity, Span
 

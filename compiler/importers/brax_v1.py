@@ -50,7 +50,8 @@ import pathlib
 
 import numpy as np
 
-from scenec.compiler.importers import ImportResult, Reporter, common, frames
+from scenec.compiler import frames
+from scenec.compiler.importers import ImportResult, Reporter, common
 from scenec.compiler.importers.pbtxt import Message, PbtxtError, parse
 from scenec.schema import scene_pb2
 

@@ -32,7 +32,8 @@ import pathlib
 
 import numpy as np
 
-from scenec.compiler.importers import ImportResult, Reporter, common, frames
+from scenec.compiler import frames
+from scenec.compiler.importers import ImportResult, Reporter, common
 from scenec.compiler.importers.mjcf_schema import (
     ACTUATOR_TAGS, COSMETIC_SECTIONS, DROPPED, ELEMENTS, FLAG_DEFAULTS, IGNORED_ATTRS,
     IGNORED_DEFAULTS, IGNORED_SECTIONS, SUPPORTED_ACTUATORS, UNSUPPORTED,

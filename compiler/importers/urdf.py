@@ -25,7 +25,8 @@ import pathlib
 
 import numpy as np
 
-from scenec.compiler.importers import ImportResult, Reporter, common, frames
+from scenec.compiler import frames
+from scenec.compiler.importers import ImportResult, Reporter, common
 from scenec.compiler.importers.xmltree import Element, XmlError, parse
 from scenec.schema import scene_pb2
 

@@ -21,16 +21,8 @@ import numpy as np
 from scenec.runtime.collision_table import Shape
 
 from .. import ir
+from ..frames import quat_to_mat
 from ..ir import diag
-
-
-def quat_to_mat(q) -> np.ndarray:
-    w, x, y, z = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
 
 
 def primitive_volume_inertia(shape: Shape, size, mesh: ir.Mesh | None = None):

@@ -31,7 +31,7 @@ from scenec.runtime.collision_table import Shape, pair_info, suggest
 
 from .. import ir
 from ..ir import Kind, diag
-from .geometry import quat_to_mat
+from ..frames import quat_to_mat
 
 REASONS = {
     "kept": "may touch",

@@ -16,27 +16,12 @@ import numpy as np
 
 from .. import ir
 from ..ir import Kind, diag
-from .geometry import quat_to_mat, shift_inertia
+from ..frames import mat_to_quat, quat_to_mat
+from .geometry import shift_inertia
 
 
 def _mat_to_quat(r) -> ir.Quat:
-    """Rotation matrix → unit quaternion (w >= 0), Shepperd's method for stability."""
-    tr = np.trace(r)
-    if tr > 0:
-        s = np.sqrt(tr + 1.0) * 2
-        q = (0.25 * s, (r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s)
-    elif r[0, 0] > r[1, 1] and r[0, 0] > r[2, 2]:
-        s = np.sqrt(1.0 + r[0, 0] - r[1, 1] - r[2, 2]) * 2
-        q = ((r[2, 1] - r[1, 2]) / s, 0.25 * s, (r[0, 1] + r[1, 0]) / s, (r[0, 2] + r[2, 0]) / s)
-    elif r[1, 1] > r[2, 2]:
-        s = np.sqrt(1.0 + r[1, 1] - r[0, 0] - r[2, 2]) * 2
-        q = ((r[0, 2] - r[2, 0]) / s, (r[0, 1] + r[1, 0]) / s, 0.25 * s, (r[1, 2] + r[2, 1]) / s)
-    else:
-        s = np.sqrt(1.0 + r[2, 2] - r[0, 0] - r[1, 1]) * 2
-        q = ((r[1, 0] - r[0, 1]) / s, (r[0, 2] + r[2, 0]) / s, (r[1, 2] + r[2, 1]) / s, 0.25 * s)
-    q = np.asarray(q, float)
-    q = q / np.linalg.norm(q)
-    return tuple(float(x) for x in (q if q[0] >= 0 else -q))
+    return tuple(float(x) for x in mat_to_quat(r))
 
 
 def relative_pose(parent_pos, parent_quat, child_pos, child_quat):

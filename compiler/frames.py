@@ -1,8 +1,9 @@
-"""Rotations and poses for the importers, in float64 NumPy.
+"""Rotations and poses at compile time, in float64 NumPy.
 
-Where it sits: the importers (MJCF, URDF, Brax v1) read orientations written in many conventions
-(quaternions, Euler angles with any axis sequence, axis-angle, two axes, one axis, roll-pitch-yaw)
-and compose frames down a tree to get the world poses a scene carries. Everything here is exact
+Where it sits: shared by the compiler's front end and passes (Euler angles, relative poses of fused
+bodies, inertia rotations) and by the importers (MJCF, URDF, Brax v1), which read orientations
+written in many conventions (quaternions, Euler angles with any axis sequence, axis-angle, two axes,
+one axis, roll-pitch-yaw) and compose frames down a tree to get the world poses a scene carries. Everything here is exact
 float64 arithmetic with no iteration, so the importers' tests can compare with MuJoCo at 1e-9.
 
 Conventions: quaternions are (4,) arrays w, x, y, z (Hamilton product, active rotations: a vector v
