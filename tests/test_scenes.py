@@ -173,7 +173,7 @@ def _joint_keys(scene_ir, rename):
 def _world_points(body, collider):
     """A collider's defining points in the world: a capsule's segment ends, a sphere's centre, a box's
     corners (sorted), so that equal shapes compare equal whatever quaternion sign or axis sense."""
-    from scenec.compiler.importers import frames
+    from scenec.compiler import frames
     from scenec.runtime.collision_table import Shape
 
     rot_b = frames.quat_to_mat(np.array(body.quat))
