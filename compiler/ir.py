@@ -201,7 +201,7 @@ class Topology:
     parent: tuple            # parent index per body (-1 for the world)
     root: tuple              # the world's child at the top of each body's tree (0 for the world)
     level: tuple             # depth per body (world 0)
-    joints: tuple            # joint names in step order (following their bodies)
+    joints: tuple            # joint names in q order: bodies depth-first, a body's joints in authored order
     jnt_body: tuple          # body index per joint
     jnt_qpos_adr: tuple
     jnt_dof_adr: tuple

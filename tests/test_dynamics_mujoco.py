@@ -94,11 +94,37 @@ joints: [{name: free, kind: free, child: f}]
 <geom type="sphere" size="0.1" pos="0.2 0.1 0"/></body></worldbody></mujoco>""", 0.001, None, None),
 }
 
+# A branched tree on a free base: q must follow MuJoCo's qpos layout (bodies depth-first) entry by
+# entry, so the comparison below is index for index.
+CASES["branched_free_base"] = (
+    """
+options: {timestep: 0.001}
+bodies:
+  - {name: torso, pos: [0, 0, 1], colliders: [{sphere: {radius: 0.2}}]}
+  - {name: l_thigh, pos: [0.3, 0, 1], colliders: [{capsule: {radius: 0.04, fromto: [0, 0, 0, 0.2, 0, 0]}}]}
+  - {name: l_shin, pos: [0.5, 0, 1], colliders: [{capsule: {radius: 0.04, fromto: [0, 0, 0, 0.2, 0, 0]}}]}
+  - {name: r_thigh, pos: [-0.3, 0, 1], colliders: [{capsule: {radius: 0.04, fromto: [0, 0, 0, -0.2, 0, 0]}}]}
+  - {name: r_shin, pos: [-0.5, 0, 1], colliders: [{capsule: {radius: 0.04, fromto: [0, 0, 0, -0.2, 0, 0]}}]}
+joints:
+  - {name: root, kind: free, child: torso}
+  - {name: l_hip, parent: torso, child: l_thigh, axis: [0, 1, 0], damping: 0.1}
+  - {name: l_knee, parent: l_thigh, child: l_shin, axis: [0, 1, 0], damping: 0.1}
+  - {name: r_hip, parent: torso, child: r_thigh, axis: [0, 1, 0], damping: 0.1}
+  - {name: r_knee, parent: r_thigh, child: r_shin, axis: [1, 0, 0], damping: 0.1}
+""",
+    """<worldbody><body pos="0 0 1"><freejoint/><geom type="sphere" size="0.2"/>
+<body pos="0.3 0 0"><joint type="hinge" axis="0 1 0" damping="0.1"/><geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.04"/>
+<body pos="0.2 0 0"><joint type="hinge" axis="0 1 0" damping="0.1"/><geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.04"/></body></body>
+<body pos="-0.3 0 0"><joint type="hinge" axis="0 1 0" damping="0.1"/><geom type="capsule" fromto="0 0 0 -0.2 0 0" size="0.04"/>
+<body pos="-0.2 0 0"><joint type="hinge" axis="1 0 0" damping="0.1"/><geom type="capsule" fromto="0 0 0 -0.2 0 0" size="0.04"/></body></body>
+</body></worldbody></mujoco>""", 0.001, [0, 0, 1, 1, 0, 0, 0, 0.3, -0.4, 0.2, 0.5], None)
+
 # The same double pendulum with both engines' 4th-order Runge–Kutta.
 CASES["double_pendulum_rk4"] = (CASES["double_pendulum"][0].replace("options: {", "options: {integrator: rk4, "),
                                 *CASES["double_pendulum"][1:])
 
-INITIAL_QD = {"triple_hinge_slide_ball": [0.5, -0.2, 1, 2, -1], "free_body_spinning": [0.1, 0.2, 0.3, 3, 1, 2]}
+INITIAL_QD = {"triple_hinge_slide_ball": [0.5, -0.2, 1, 2, -1], "free_body_spinning": [0.1, 0.2, 0.3, 3, 1, 2],
+              "branched_free_base": [0.1, 0, 0.2, 0.5, -0.3, 0.2, 1.0, -0.5, 0.3, 0.8]}
 
 
 def run_both(name: str, precision: str) -> float:

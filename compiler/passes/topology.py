@@ -4,8 +4,9 @@ Input: IR with body mass properties (geometry pass). Output: `bodies` becomes th
 world first, parents before children (breadth-first by tree level, authored order within a level);
 every body welded to another (a `fixed` joint, or no joint at all, which welds to the world) is fused
 into the body that carries it: its colliders are re-expressed in that body's frame and its mass
-properties added. Joints are ordered by body, and `Topology` records the dof layout (free: 7 q, 6 qd;
-ball: 4, 3; hinge and slide: 1, 1) and each dof's parent dof for the tree-sparse factorisation.
+properties added. Joints are ordered by body, depth-first (MuJoCo's qpos order), and `Topology`
+records the dof layout (free: 7 q, 6 qd; ball: 4, 3; hinge and slide: 1, 1) and each dof's parent dof
+for the tree-sparse mass matrix.
 """
 
 from __future__ import annotations
@@ -139,16 +140,24 @@ def run(scene: ir.SceneIR) -> ir.SceneIR:
     for name in order[1:]:
         new_bodies.append(fuse(bodies[name], members.get(name, [])))
 
-    # Joints in body order; within a body, authored order.
+    # Joints, q and qd follow the bodies depth-first (children in authored order), as MuJoCo lays out
+    # qpos and qvel, so an imported MJCF's state lines up with MuJoCo's entry by entry; within a body,
+    # authored order. Bodies themselves stay breadth-first (forward kinematics goes level by level).
+    depth_first = []
+    stack = ["world"]
+    while stack:
+        name = stack.pop()
+        if name != "world":
+            depth_first.append(name)
+        stack.extend(reversed(children.get(name, [])))
     ordered_joints = []
-    for name in order[1:]:
+    for name in depth_first:
         ordered_joints.extend(j for j in moving_joints if j.child == name)
     jnt_qpos_adr, jnt_dof_adr, jnt_body, dof_parent = [], [], [], []
     nq = nv = 0
     last_dof_of_body = {0: -1}
-    for bi, name in enumerate(order):
-        if bi == 0:
-            continue
+    for name in depth_first:
+        bi = index[name]
         prev = last_dof_of_body[parent_idx[bi]]
         for j in (j for j in ordered_joints if j.child == name):
             jnt_qpos_adr.append(nq)
