@@ -15,8 +15,9 @@ so that one bad environment never poisons a batch (auto-reset then replaces it).
 
 from __future__ import annotations
 
+import abc
 import dataclasses
-from typing import Any, Callable
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -52,18 +53,20 @@ class EnvState:
         return dataclasses.replace(self, **kw)
 
 
-class Env:
+class Env(abc.ABC):
     """What every environment and wrapper offers."""
 
     model: Model
     observation_size: int
     action_size: int
 
+    @abc.abstractmethod
     def reset(self, key) -> EnvState:
-        raise NotImplementedError
+        """The first state of an episode, drawn with the jax.random `key`."""
 
+    @abc.abstractmethod
     def step(self, state: EnvState, action) -> EnvState:
-        raise NotImplementedError
+        """The state after one step with `action` (nu,)."""
 
     @property
     def unwrapped(self) -> "Env":

@@ -85,7 +85,7 @@ class APG:
             self.objective, has_aux=True)(state["params"], stats, state["env_state"], state["episodes"])
         finite = jnp.all(jnp.asarray([jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grads)]))
         grads = jax.tree_util.tree_map(lambda g: jnp.where(finite, g, 0.0), grads)
-        grad_norm = optax.global_norm(grads)
+        grad_norm = optax.tree.norm(grads)
         updates, opt_state = self.optimizer.update(grads, state["opt_state"], state["params"])
         params = optax.apply_updates(state["params"], updates)
         stats = normalize.update(stats, obs)
