@@ -28,6 +28,14 @@ FULL_BATCH, FULL_STEPS = 256, 1000            # the issue's check (slow)
 TASK_BATCH, TASK_STEPS = 4, 20                # environment smoke run for scenes with a task
 
 IDS = [p.stem for p in SCENE_PATHS]
+# Scenes whose step takes XLA half a minute or more to compile on 2 cores (many collider pairs): their
+# default-run smoke tests move to the slow run, which compiles and runs every scene anyway.
+HEAVY = {"grasp", "humanoid", "fetch"}
+
+
+def params(paths):
+    return [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in HEAVY else [])
+            for p in paths]
 SCENES_DIR_OF = {p.stem: p for p in SCENE_PATHS}
 _COMPILED: dict = {}
 _TRACED: dict = {}
@@ -92,7 +100,7 @@ def run_random(path, batch, steps):
     assert np.max(np.abs(np.asarray(states.q) - q0)) > 1e-3
 
 
-@pytest.mark.parametrize("path", SCENE_PATHS, ids=IDS)
+@pytest.mark.parametrize("path", params(SCENE_PATHS))
 def test_scene_runs_random_actions(path):
     run_random(path, RANDOM_BATCH, RANDOM_STEPS)
 
@@ -106,7 +114,7 @@ def test_scene_runs_1000_steps_at_batch_256(path):
 TASK_PATHS = [p for p in SCENE_PATHS if "\ntask:" in p.read_text(encoding="utf-8")]
 
 
-@pytest.mark.parametrize("path", TASK_PATHS, ids=[p.stem for p in TASK_PATHS])
+@pytest.mark.parametrize("path", params(TASK_PATHS))
 def test_scene_task_runs(path):
     from scenec.runtime.envs import load
 
