@@ -46,7 +46,8 @@ def compile_scene(path, edit=None):
 
 
 def run(name: str, compiled, algo: str, settings: dict, args, *, eval_every: int, eval_envs: int = 16,
-        steps: float = 1e10, notes: str = "", env_options: dict | None = None) -> dict:
+        steps: float = 1e10, notes: str = "", env_options: dict | None = None,
+        train_label: str = "training episodes (stochastic policy)") -> dict:
     """Train, then write metrics, curve and summary into the output folder; return the summary."""
     import jax
 
@@ -89,7 +90,7 @@ def run(name: str, compiled, algo: str, settings: dict, args, *, eval_every: int
     for stale in ("checkpoint.npz",):  # large and only useful to resume; not part of the results
         if (out / stale).exists():
             (out / stale).unlink()
-    plot(out, name, evals, train_returns)
+    plot(out, name, evals, train_returns, train_label=train_label)
     thin(out)
     print(json.dumps(summary, indent=2))
     return summary
@@ -105,7 +106,8 @@ def thin(out: pathlib.Path, keep: int = 400) -> None:
     (out / "metrics_thinned.jsonl").write_text("".join(line + "\n" for line in kept))
 
 
-def plot(out: pathlib.Path, title: str, evals, train_returns, threshold: float | None = None) -> None:
+def plot(out: pathlib.Path, title: str, evals, train_returns, threshold: float | None = None,
+         train_label: str = "training episodes (stochastic policy)") -> None:
     try:
         import matplotlib
 
@@ -119,7 +121,7 @@ def plot(out: pathlib.Path, title: str, evals, train_returns, threshold: float |
         scale = 1 / 60 if index == 0 else 1.0
         if train_returns:
             ax.plot([r[index] * scale for r in train_returns], [r[2] for r in train_returns], lw=0.8,
-                    alpha=0.6, label="training episodes (stochastic policy)")
+                    alpha=0.6, label=train_label)
         if evals:
             ax.plot([e[index] * scale for e in evals], [e[2] for e in evals], "o-", ms=3,
                     label="evaluation (deterministic policy)")

@@ -13,6 +13,7 @@ import sys
 
 from train_common import ROOT, arguments, compile_scene, run
 
+TRAIN_LABEL = "population mean, first 300 steps (perturbed policies)"
 SETTINGS = {"episode_length": 300, "sigma": 0.05, "learning_rate": 0.02, "weight_decay": 0.005,
             "hidden": (32, 32)}
 
@@ -21,7 +22,8 @@ def main() -> int:
     args = arguments("HalfCheetah with ES", minutes=15.0, envs=64)
     compiled = compile_scene(ROOT / "scenes" / "half_cheetah.yaml")
     run("halfcheetah_es", compiled, "es", SETTINGS, args, eval_every=10, eval_envs=8,
-        notes="ES fitness over the first 300 steps; evaluation over full 1000-step episodes")
+        notes="ES fitness over the first 300 steps; evaluation over full 1000-step episodes",
+        train_label=TRAIN_LABEL)
     return 0
 
 
