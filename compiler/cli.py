@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dump-ir": ("scenec.compiler.cmd_dump_ir", "print the IR after a pass (deterministic)"),
     "dump-jaxpr": ("scenec.compiler.cmd_dump_jaxpr", "print the jaxpr of the compiled step"),
     "bench": ("scenec.compiler.cmd_bench", "measure compile time, steps/s and XLA's cost of scenes' steps"),
+    "export": ("scenec.compiler.cmd_export", "write a compiled scene as MJCF (for MuJoCo, MJX and Brax)"),
     "train": ("scenec.compiler.cmd_train", "train a policy on a scene's task (PPO, ES or APG)"),
     "play": ("scenec.compiler.cmd_play", "roll out a trained policy; write its trajectory and return"),
     "optimize": ("scenec.compiler.cmd_optimize", "optimise an open-loop action sequence by gradients"),
