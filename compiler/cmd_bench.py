@@ -7,6 +7,14 @@ timed runs after a warm-up, with the spread), the FLOPs and bytes XLA's cost ana
 control step of the batch, and what fraction of this machine's peak those FLOPs reach, the peak being
 measured in the same process (a float32 matrix product). `--json FILE` writes the same figures.
 
+`--compare mujoco,mjx,brax` runs the same scene, exported as MJCF (export_mjcf.py), through peer
+engines at each batch size (bench_peers.py: MuJoCo's C engine on all cores, MJX, Brax's generalized,
+positional and spring pipelines), states their timestep and solver settings, and prints our simulated
+seconds per wall second as a ratio to each (above 1: we are faster). Engines that are not installed
+get one line saying so. Example (tools/bench_gpu.sh runs the GPU version):
+
+    scenec bench scenes/ant.yaml --batch 1,1024 --steps 100 --compare mujoco,mjx,brax --json out.json
+
 Absolute numbers drift on shared machines; compare figures from one run (ratios), never across runs.
 """
 
@@ -25,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=100, help="control steps per timed run (default 100)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per point (default 5)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument("--compare", metavar="ENGINES",
+                        help="also run peer engines on the scene's MJCF: comma-separated from mujoco, "
+                             "mjx, mjx-ours, brax (= brax-generalized, brax-positional, brax-spring)")
     parser.add_argument("--allow-outside", action="store_true")
 
 
@@ -85,6 +96,30 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
     }
 
 
+def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, repeats: int) -> list:
+    """Run each peer engine at our point's batch size; print one line each; return their figures
+    with `ratio` = our sim s per wall s over theirs."""
+    from .bench_peers import run_peer
+
+    out = []
+    for engine in engines:
+        try:
+            r = run_peer(engine, model, xml, ours["batch"], steps, repeats)
+        except Exception as e:   # a peer that fails on this model is reported, not fatal
+            msg = str(e).splitlines()[0] if str(e) else ""
+            print(f"         vs {engine}: failed ({type(e).__name__}: {msg})")
+            out.append({"engine": engine, "error": f"{type(e).__name__}: {msg}"})
+            continue
+        r["ratio"] = ours["sim_s_per_wall_s"] / r["sim_s_per_wall_s"]
+        its = f"{r['iterations']} it" + (f", ls {r['ls_iterations']}" if "ls_iterations" in r else "")
+        bad = f", {r['nonfinite']} non-finite" if r.get("nonfinite") else ""
+        print(f"         vs {engine:<17} h {r['timestep']:g} s, {r['solver']} {its}: "
+              f"{r['physics_steps_per_s']:>12,.0f} steps/s {r['sim_s_per_wall_s']:>10,.1f} sim s/wall s, "
+              f"compile {r['compile_s']:.1f} s{bad}  -> ours x{r['ratio']:.2f}")
+        out.append(r)
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from .cmd_run import load_model
 
@@ -96,19 +131,48 @@ def run(args: argparse.Namespace) -> int:
     if not batches or min(batches) < 1 or args.steps < 1 or args.repeats < 1:
         print("scenec bench: batch sizes, --steps and --repeats must be at least 1", file=sys.stderr)
         return 2
+    engines = []
+    if args.compare:
+        from .bench_peers import missing, parse_engines
+
+        try:
+            engines = parse_engines(args.compare)
+        except ValueError as e:
+            print(f"scenec bench: --compare: {e}", file=sys.stderr)
+            return 2
+    import os
+
     import jax
 
     peak = machine_peak_gflops()
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     results = {"machine": {"devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
-                           "peak_gflops_f32_matmul": peak}, "scenes": []}
+                           "peak_gflops_f32_matmul": peak, "cpu_count": os.cpu_count(),
+                           "load_average": list(load)}, "scenes": []}
     print(f"machine: {jax.devices()[0].platform}, jax {jax.__version__}, "
-          f"peak {peak:,.1f} GFLOP/s (float32 matmul, measured now)")
+          f"peak {peak:,.1f} GFLOP/s (float32 matmul, measured now), {os.cpu_count()} CPUs, "
+          f"load {load[0]:.2f}")
+    if engines:
+        absent = {e: missing(e) for e in engines}
+        for line in filter(None, absent.values()):
+            print(line)
+        results["peers_missing"] = {e: why for e, why in absent.items() if why}
+        engines = [e for e in engines if not absent[e]]
     for path in args.scenes:
         model, code = load_model(path, args.allow_outside)
         if model is None:
             return code
         entry = {"scene": model.name, "source": path, "timestep": float(model.timestep),
                  "substeps": model.substeps, "points": []}
+        xml = None
+        if engines:
+            from .bench_peers import exports
+            from .export_mjcf import ExportError
+
+            try:
+                xml = exports(model)
+            except ExportError as e:
+                print(f"  no peer comparison for {model.name}: {e}")
         print(f"\n{model.name}: dt {float(model.timestep):g} s, {model.substeps} substep(s), nv {model.nv}")
         print(f"  {'batch':>6} {'trace s':>8} {'XLA s':>7} {'physics steps/s':>22} {'sim s/wall s':>13} "
               f"{'MFLOP/step':>11} {'MB/step':>8} {'% peak':>7}")
@@ -122,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
                   f"({lo:,.0f}–{hi:,.0f}) {p['sim_s_per_wall_s']:>13,.1f} "
                   f"{p['flops_per_control_step'] / 1e6:>11.2f} {p['bytes_per_control_step'] / 1e6:>8.2f} "
                   f"{100 * p['fraction_of_peak']:>6.2f}%")
+            if args.compare:
+                p["peers"] = compare_point(engines, model, xml, p, args.steps, args.repeats) if xml else []
         results["scenes"].append(entry)
     if args.json:
         from scenec.runtime.io import atomic_write_bytes

@@ -86,9 +86,17 @@ def model_of(source):
     return api.compile(source, measure_jit=False).model
 
 
-def to_mjcf(source) -> str:
-    """MJCF text equivalent to a compiled scene (see the module docstring for the mapping)."""
-    return _Writer(model_of(source)).write()
+def to_mjcf(source, *, solver: str = "PGS", cone: str | None = None) -> str:
+    """MJCF text equivalent to a compiled scene (see the module docstring for the mapping).
+
+    solver: MuJoCo's constraint solver, "PGS" (ours, the default), "CG" or "Newton" (MJX and Brax
+    load only those two). cone: "elliptic" or "pyramidal" instead of the scene's own friction cone
+    (Brax accepts only pyramidal); None keeps the scene's."""
+    if solver not in ("PGS", "CG", "Newton"):
+        raise ValueError(f"solver must be PGS, CG or Newton, not {solver!r}")
+    if cone not in (None, "elliptic", "pyramidal"):
+        raise ValueError(f"cone must be elliptic or pyramidal, not {cone!r}")
+    return _Writer(model_of(source), solver, cone).write()
 
 
 def _unique_names(names, prefix: str, taken: set | None = None) -> list[str]:
@@ -109,8 +117,10 @@ def _unique_names(names, prefix: str, taken: set | None = None) -> list[str]:
 
 
 class _Writer:
-    def __init__(self, m):
+    def __init__(self, m, solver: str = "PGS", cone: str | None = None):
         self.m = m
+        self.solver = solver
+        self.cone = cone or m.cone
         self.digits = 17 if m.dtype == "float64" else 9   # enough to round-trip the model's floats
         arr = lambda x: np.asarray(x, np.float64)          # noqa: E731
         self.body_pos, self.body_quat = arr(m.body_pos), arr(m.body_quat)
@@ -141,7 +151,7 @@ class _Writer:
                       balanceinertia="true")
         h = float(m.timestep) / m.substeps
         ET.SubElement(root, "option", timestep=_num(h, self.digits), gravity=self.f(m.gravity),
-                      iterations=str(int(m.solver_iterations)), cone=m.cone, solver="PGS",
+                      iterations=str(int(m.solver_iterations)), cone=self.cone, solver=self.solver,
                       integrator="RK4" if m.integrator == "rk4" else "Euler")
         asset = self._assets()
         if len(asset):

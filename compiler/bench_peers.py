@@ -1,0 +1,277 @@
+"""Peer engines for `scenec bench --compare`: the same scene, as MJCF, in MuJoCo, MJX and Brax.
+
+Where it sits: compiler/, beside cmd_bench.py, which calls `run_peer` for each scene, batch size and
+engine named in `--compare`, and prints our simulated-seconds-per-wall-second as a ratio to each. The
+model each engine runs is `export_mjcf.to_mjcf` of the compiled scene (same bodies, joints, actuators,
+and the same collider pairs, listed as `<pair>`), at our physics substep h = timestep / substeps, for
+`steps × substeps` physics steps with random controls in each actuator's range held for a control
+step, from the scene's initial state, so every engine simulates the same seconds.
+
+Engines (ENGINES):
+- mujoco: MuJoCo's C engine on all cores, `mujoco.rollout.rollout` with one MjData per thread (a
+  persistent thread pool), PGS with our iteration count (as exported). The batch is run in chunks so
+  that the state trajectory it returns stays under ROLLOUT_BYTES.
+- mjx: `mujoco.mjx` (package mujoco-mjx), `jax.vmap(mjx.step)` under jit, with the solver options of
+  Brax's and MuJoCo Playground's Ant (Newton, iterations 1, ls_iterations 4). mjx-ours: the same with
+  our iteration count (fairer when a scene relies on more solver work).
+- brax-generalized, brax-positional, brax-spring (`brax` means the three): `brax.io.mjcf.loads` of the
+  XML (Newton solver in the XML: Brax loads the model through MJX, which has no PGS; pyramidal
+  friction cone, the only one Brax accepts, whatever the scene's), then the
+  pipeline's `init`/`step` vmapped and jitted. Brax's own defaults for everything the XML does not say
+  (Baumgarte factors, collide scale, ...).
+Each result states the engine's timestep, solver and iterations, its compile time (jit + XLA, or 0
+for MuJoCo), physics steps per second and simulated seconds per wall second (median of `repeats`
+timed runs after a warm-up), and how many environments ended non-finite.
+
+An engine that is not installed gives one line saying so (`pip install 'scenec[bench]'`), never an
+error. mujoco-mjx and brax install beside our pinned jax 0.10.2 (checked: mujoco-mjx 3.17.0, brax
+0.14.2, mujoco 4.0.0), in a separate environment from the test one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import statistics
+import time
+
+import numpy as np
+
+# name -> (module that must import, what the result calls the engine)
+ENGINES = {
+    "mujoco": "mujoco",
+    "mjx": "mujoco.mjx",
+    "mjx-ours": "mujoco.mjx",
+    "brax-generalized": "brax.generalized.pipeline",
+    "brax-positional": "brax.positional.pipeline",
+    "brax-spring": "brax.spring.pipeline",
+}
+ALIASES = {"brax": ("brax-generalized", "brax-positional", "brax-spring")}
+INSTALL_HINT = "pip install 'scenec[bench]' (mujoco-mjx, brax)"
+# Solver options of Brax's Ant environment (and MuJoCo Playground's locomotion envs) for MJX.
+MJX_ITERATIONS, MJX_LS_ITERATIONS = 1, 4
+# Largest state trajectory one mujoco.rollout call returns (batch chunk × nstep × nstate float64).
+ROLLOUT_BYTES = 256 << 20
+
+
+def parse_engines(text: str) -> list[str]:
+    """`mujoco,mjx,brax` → engine names (aliases expanded, order kept, no repeats); ValueError for an
+    unknown name."""
+    out: list[str] = []
+    for word in (w.strip().lower() for w in text.split(",")):
+        if not word:
+            continue
+        names = ALIASES.get(word, (word,))
+        for n in names:
+            if n not in ENGINES:
+                known = ", ".join(list(ENGINES) + list(ALIASES))
+                raise ValueError(f"unknown engine '{word}' (known: {known})")
+            if n not in out:
+                out.append(n)
+    return out
+
+
+def missing(engine: str) -> str | None:
+    """Why the engine cannot run here (one line), or None when it imports."""
+    try:
+        importlib.import_module(ENGINES[engine])
+    except Exception as e:          # ImportError, or a package broken against this jax
+        return f"{engine}: not installed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); " \
+               f"{INSTALL_HINT}"
+    return None
+
+
+def exports(model) -> dict:
+    """The MJCF each engine loads, by key: "PGS" (as exported: MuJoCo), "Newton" (MJX), "brax"
+    (Newton, pyramidal cone). Raises export_mjcf.ExportError when the scene cannot be written."""
+    from .export_mjcf import to_mjcf
+
+    return {"PGS": to_mjcf(model), "Newton": to_mjcf(model, solver="Newton"),
+            "brax": to_mjcf(model, solver="Newton", cone="pyramidal")}
+
+
+def run_peer(engine: str, model, xml: dict, batch: int, steps: int, repeats: int, seed: int = 0) -> dict:
+    """Time one engine on one scene at one batch size. `xml` is `exports(model)`. Returns the
+    figures (see the module docstring)."""
+    runner = {"mujoco": _mujoco, "mjx": _mjx, "mjx-ours": _mjx}.get(engine, _brax)
+    return runner(engine, model, xml, batch, steps, repeats, seed)
+
+
+def _figures(engine: str, h: float, batch: int, nstep: int, times: list[float], **extra) -> dict:
+    med = statistics.median(times)
+    return {"engine": engine, "timestep": h, "batch": batch, "physics_steps": nstep,
+            "physics_steps_per_s": batch * nstep / med,
+            "physics_steps_per_s_range": [batch * nstep / max(times), batch * nstep / min(times)],
+            "sim_s_per_wall_s": batch * nstep * h / med, **extra}
+
+
+def _controls(rng, lo, hi, batch: int, steps: int, substeps: int) -> np.ndarray:
+    """(batch, steps·substeps, nu) uniform controls, each held for a control step."""
+    u = rng.uniform(lo, hi, size=(batch, steps, len(lo)))
+    return np.repeat(u, substeps, axis=1)
+
+
+def ctrl_bounds(mj):
+    """Control ranges of an MjModel; unlimited actuators draw from [−1, 1] (as `scenec run`)."""
+    lo = np.where(mj.actuator_ctrllimited == 1, mj.actuator_ctrlrange[:, 0], -1.0)
+    hi = np.where(mj.actuator_ctrllimited == 1, mj.actuator_ctrlrange[:, 1], 1.0)
+    return lo, hi
+
+
+# ----------------------------------------------------------------------------------------------- MuJoCo
+
+
+def mujoco_rollout(mj, qpos0, qvel0, control, nthread: int | None = None, datas=None, out=None):
+    """Final qpos (batch, nq) of MuJoCo rollouts from (qpos0, qvel0) ((batch, nq), (batch, nv)) under
+    `control` ((batch, nstep, nu)), on `nthread` threads, in batch chunks of at most ROLLOUT_BYTES of
+    returned states. `datas`/`out` reuse MjData per thread and the state buffer between calls."""
+    import mujoco
+    from mujoco import rollout
+
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    nstate = mujoco.mj_stateSize(mj, spec)
+    batch, nstep = control.shape[0], control.shape[1]
+    nthread = nthread or os.cpu_count() or 1
+    datas = datas or [mujoco.MjData(mj) for _ in range(nthread)]
+    chunk = max(1, min(batch, ROLLOUT_BYTES // max(1, nstep * nstate * 8)))
+    if out is None or out.shape[0] < chunk:
+        out = np.empty((chunk, nstep, nstate))
+    # initial states: MuJoCo's full physics state of the keyframe with our q0/qd0
+    d = datas[0]
+    init = np.empty((batch, nstate))
+    for i in range(batch):
+        d.qpos[:], d.qvel[:] = qpos0[i], qvel0[i]
+        d.time = 0.0
+        mujoco.mj_getState(mj, d, init[i], spec)
+    qpos_slice = slice(1, 1 + mj.nq)              # FULLPHYSICS = time, qpos, qvel, act, ...
+    final = np.empty((batch, mj.nq))
+    for start in range(0, batch, chunk):
+        stop = min(batch, start + chunk)
+        n = stop - start
+        rollout.rollout(mj, datas, init[start:stop], control[start:stop], nstep=nstep,
+                        state=out[:n], persistent_pool=True)
+        final[start:stop] = out[:n, -1, qpos_slice]
+    return final
+
+
+def _mujoco(engine, model, xml, batch, steps, repeats, seed):
+    import mujoco
+
+    mj = mujoco.MjModel.from_xml_string(xml["PGS"])
+    data = mujoco.MjData(mj)
+    mujoco.mj_resetDataKeyframe(mj, data, mj.key("init").id)
+    qpos0 = np.broadcast_to(data.qpos, (batch, mj.nq))
+    qvel0 = np.broadcast_to(data.qvel, (batch, mj.nv))
+    nthread = os.cpu_count() or 1
+    datas = [mujoco.MjData(mj) for _ in range(nthread)]
+    nstep = steps * model.substeps
+    rng = np.random.default_rng(seed)
+    lo, hi = ctrl_bounds(mj)
+    control = _controls(rng, lo, hi, batch, steps, model.substeps)
+    nstate = mujoco.mj_stateSize(mj, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    out = np.empty((max(1, min(batch, ROLLOUT_BYTES // max(1, nstep * nstate * 8))), nstep, nstate))
+    mujoco_rollout(mj, qpos0, qvel0, control, nthread, datas, out)            # warm-up: pool, caches
+    times, final = [], None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        final = mujoco_rollout(mj, qpos0, qvel0, control, nthread, datas, out)
+        times.append(time.perf_counter() - t)
+    return _figures(engine, float(mj.opt.timestep), batch, nstep, times, compile_s=0.0,
+                    solver="PGS", iterations=int(mj.opt.iterations), threads=nthread,
+                    nonfinite=int(np.sum(~np.all(np.isfinite(final), axis=1))))
+
+
+# ----------------------------------------------------------------------------------------------- MJX
+
+
+def _mjx(engine, model, xml, batch, steps, repeats, seed):
+    import jax
+    import jax.numpy as jnp
+    import mujoco
+    from mujoco import mjx
+
+    mj = mujoco.MjModel.from_xml_string(xml["Newton"])
+    mj.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
+    mj.opt.iterations = MJX_ITERATIONS if engine == "mjx" else int(model.solver_iterations)
+    mj.opt.ls_iterations = MJX_LS_ITERATIONS
+    data = mujoco.MjData(mj)
+    mujoco.mj_resetDataKeyframe(mj, data, mj.key("init").id)
+    mx = mjx.put_model(mj)
+    d0 = mjx.make_data(mx).replace(qpos=jnp.asarray(data.qpos, jnp.float32),
+                                   qvel=jnp.asarray(data.qvel, jnp.float32))
+    lo, hi = (jnp.asarray(x, jnp.float32) for x in ctrl_bounds(mj))
+    substeps = model.substeps
+    step = jax.vmap(mjx.step, in_axes=(None, 0))
+
+    def run(key):
+        d = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), d0)
+
+        def control_step(d, k):
+            u = jax.random.uniform(k, (batch, mj.nu), jnp.float32, lo, hi)
+            d = d.replace(ctrl=u)
+            d, _ = jax.lax.scan(lambda d, _: (step(mx, d), None), d, None, length=substeps)
+            return d, None
+
+        d, _ = jax.lax.scan(control_step, d, jax.random.split(key, steps))
+        return d.qpos
+
+    return _time_jax(engine, run, batch, steps * substeps, repeats, seed, float(mj.opt.timestep),
+                     solver="Newton", iterations=int(mj.opt.iterations),
+                     ls_iterations=int(mj.opt.ls_iterations))
+
+
+def _time_jax(engine, run, batch, nstep, repeats, seed, h, **extra) -> dict:
+    import jax
+
+    key = jax.random.PRNGKey(seed)
+    t0 = time.perf_counter()
+    compiled = jax.jit(run).lower(key).compile()
+    compile_s = time.perf_counter() - t0
+    jax.block_until_ready(compiled(key))                                     # warm-up
+    times, q = [], None
+    for r in range(repeats):
+        t = time.perf_counter()
+        q = jax.block_until_ready(compiled(jax.random.PRNGKey(seed + r + 1)))
+        times.append(time.perf_counter() - t)
+    q = np.asarray(q)
+    return _figures(engine, h, batch, nstep, times, compile_s=compile_s,
+                    nonfinite=int(np.sum(~np.all(np.isfinite(q.reshape(batch, -1)), axis=1))), **extra)
+
+
+# ----------------------------------------------------------------------------------------------- Brax
+
+
+def _brax(engine, model, xml, batch, steps, repeats, seed):
+    import warnings
+
+    import jax
+    import jax.numpy as jnp
+    from brax.io import mjcf
+
+    pipeline = importlib.import_module(ENGINES[engine])
+    with warnings.catch_warnings():           # Brax warns on every load that it is unmaintained
+        warnings.simplefilter("ignore")
+        sys = mjcf.loads(xml["brax"])
+    q0 = jnp.asarray(np.asarray(model.q0), jnp.float32)
+    qd0 = jnp.asarray(np.asarray(model.qd0), jnp.float32)
+    lo = jnp.asarray(np.where(np.isfinite(sys.actuator.ctrl_range[:, 0]), sys.actuator.ctrl_range[:, 0], -1.0))
+    hi = jnp.asarray(np.where(np.isfinite(sys.actuator.ctrl_range[:, 1]), sys.actuator.ctrl_range[:, 1], 1.0))
+    nu = sys.act_size()
+    substeps = model.substeps
+    init = jax.vmap(lambda q, qd: pipeline.init(sys, q, qd))
+    step = jax.vmap(lambda s, u: pipeline.step(sys, s, u))
+
+    def run(key):
+        s = init(jnp.broadcast_to(q0, (batch,) + q0.shape), jnp.broadcast_to(qd0, (batch,) + qd0.shape))
+
+        def control_step(s, k):
+            u = jax.random.uniform(k, (batch, nu), jnp.float32, lo, hi)
+            s, _ = jax.lax.scan(lambda s, _: (step(s, u), None), s, None, length=substeps)
+            return s, None
+
+        s, _ = jax.lax.scan(control_step, s, jax.random.split(key, steps))
+        return s.q
+
+    return _time_jax(engine, run, batch, steps * substeps, repeats, seed, float(sys.opt.timestep),
+                     solver=f"{engine.split('-')[1]} (Brax's, pyramidal cone)",
+                     iterations=int(sys.solver_iterations))

@@ -1,0 +1,90 @@
+"""`scenec bench --compare` (compiler/bench_peers.py): peer engines on the scene's exported MJCF.
+
+Tiny runs (the pendulum, batch 2, 3 control steps through the CLI): the point is that the comparison
+runs the same model, not how fast anything is (no timing assertions). The MuJoCo engine's batched
+rollout (`mujoco.rollout` on all cores) must end where our step ends, from the same initial states
+under the same controls, over ROLLOUT_STEPS steps (50 ms: long enough for the ±1 N·m controls to move
+the 1 kg·m² bob by ~1e-3 rad at the ends of their range, checked against a zero-control rollout, so a dropped or shifted control
+shows): |q − qpos| ≤ Q_TOL. Why 1e-5 rad: the two compute the same semi-implicit Euler step of a
+contact-free pendulum (tests/test_dynamics_mujoco.py), ours in float32; 50 steps add float32 rounding
+of ~1e-6 rad at most.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+pytest.importorskip("mujoco.rollout")
+
+from scenec.compiler import api, bench_peers  # noqa: E402
+from scenec.compiler.cli import main  # noqa: E402
+from scenec.compiler.export_mjcf import to_mjcf  # noqa: E402
+
+from mujoco_oracle import scenec_rollout  # noqa: E402
+
+SCENES_DIR = pathlib.Path(__file__).resolve().parent.parent / "scenes"
+PENDULUM = str(SCENES_DIR / "pendulum.yaml")
+Q_TOL = 1e-5
+MOVED = 1e-4     # rad: the controls must move the final q by more than this (else the test is blind)
+ROLLOUT_STEPS = 50
+
+
+def test_mujoco_rollout_ends_where_our_step_ends():
+    model = api.compile(PENDULUM, measure_jit=False).model
+    mj = mujoco.MjModel.from_xml_string(to_mjcf(model))
+    batch, steps = 2, ROLLOUT_STEPS
+    qpos0 = np.array([[0.3], [-1.1]])
+    qvel0 = np.array([[0.0], [2.0]])
+    lo, hi = bench_peers.ctrl_bounds(mj)
+    # one environment pushed at the top of the control range, the other at the bottom (random
+    # controls would average out over so few steps)
+    control = np.stack([np.broadcast_to(hi, (steps * model.substeps, model.nu)),
+                        np.broadcast_to(lo, (steps * model.substeps, model.nu))])
+    final = bench_peers.mujoco_rollout(mj, qpos0, qvel0, control, nthread=2)
+    free = bench_peers.mujoco_rollout(mj, qpos0, qvel0, np.zeros_like(control), nthread=2)
+    assert np.abs(final - free).max() > MOVED
+    for i in range(batch):
+        q, _ = scenec_rollout(model, qpos0[i], qvel0[i], control[i, ::model.substeps])
+        assert np.abs(q[-1] - final[i]).max() <= Q_TOL, (q[-1], final[i])
+
+
+def test_compare_json_has_the_peer_figures(tmp_path):
+    out = tmp_path / "bench.json"
+    assert main(["bench", PENDULUM, "--batch", "2", "--steps", "3", "--repeats", "1",
+                 "--compare", "mujoco", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["machine"]["cpu_count"] >= 1 and len(data["machine"]["load_average"]) == 3
+    point = data["scenes"][0]["points"][0]
+    (peer,) = point["peers"]
+    assert peer["engine"] == "mujoco" and peer["batch"] == 2
+    assert peer["timestep"] == pytest.approx(0.001) and peer["solver"] == "PGS"
+    assert peer["physics_steps"] == 3 and peer["nonfinite"] == 0
+    for field in ("physics_steps_per_s", "sim_s_per_wall_s", "compile_s", "ratio", "iterations"):
+        assert field in peer
+    assert peer["ratio"] == pytest.approx(point["sim_s_per_wall_s"] / peer["sim_s_per_wall_s"])
+
+
+def test_engines_not_installed_give_a_line_and_exit_0(tmp_path, monkeypatch, capsys):
+    # point the MJX and Brax engines at a module that cannot exist, whatever is installed here
+    for engine in ("mjx", "brax-generalized", "brax-positional", "brax-spring"):
+        monkeypatch.setitem(bench_peers.ENGINES, engine, "scenec_no_such_module_for_tests")
+    out = tmp_path / "bench.json"
+    assert main(["bench", PENDULUM, "--batch", "2", "--steps", "3", "--repeats", "1",
+                 "--compare", "mjx,brax", "--json", str(out)]) == 0
+    err_out = capsys.readouterr().out
+    assert "mjx: not installed" in err_out and "brax-spring: not installed" in err_out
+    data = json.loads(out.read_text())
+    assert set(data["peers_missing"]) == {"mjx", "brax-generalized", "brax-positional", "brax-spring"}
+    assert data["scenes"][0]["points"][0]["peers"] == []
+
+
+def test_unknown_engine_is_a_usage_error(capsys):
+    assert main(["bench", PENDULUM, "--compare", "mujoco,physx"]) == 2
+    assert "unknown engine 'physx'" in capsys.readouterr().err
+    assert bench_peers.parse_engines("brax, mujoco,brax-spring") == [
+        "brax-generalized", "brax-positional", "brax-spring", "mujoco"]
