@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     results = {"machine": {"devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
                            "peak_gflops_f32_matmul": peak, "cpu_count": os.cpu_count(),
-                           "load_average": list(load)}, "scenes": []}
+                           "load_average": list(load)}, "scenes": [], "complete": False}
     print(f"machine: {jax.devices()[0].platform}, jax {jax.__version__}, "
           f"peak {peak:,.1f} GFLOP/s (float32 matmul, measured now), {os.cpu_count()} CPUs, "
           f"load {load[0]:.2f}")
@@ -188,8 +188,18 @@ def run(args: argparse.Namespace) -> int:
                   f"{100 * p['fraction_of_peak']:>6.2f}%")
             if args.compare:
                 p["peers"] = compare_point(engines, model, xml, p, args.steps, args.repeats) if xml else []
+            write_json(args.json, results, entry)      # after every point: a run cut short keeps them
         results["scenes"].append(entry)
-    if args.json:
-        from scenec.runtime.io import atomic_write_bytes
-        atomic_write_bytes(args.json, (json.dumps(results, indent=2) + "\n").encode())
+    results["complete"] = True
+    write_json(args.json, results)
     return 0
+
+
+def write_json(path: str | None, results: dict, current: dict | None = None) -> None:
+    """Write the figures so far (with the scene being measured, when given) atomically."""
+    if not path:
+        return
+    from scenec.runtime.io import atomic_write_bytes
+
+    doc = dict(results, scenes=results["scenes"] + ([current] if current is not None else []))
+    atomic_write_bytes(path, (json.dumps(doc, indent=2) + "\n").encode())
