@@ -1,14 +1,35 @@
 """scenec.runtime: everything that is traced — the step, kernels, envs — in jax and numpy only.
 
-Importing this package sets one XLA flag for the CPU backend, unless the user has already chosen it
-or set SCENEC_XLA_DEFAULTS=0: `--xla_cpu_use_fusion_emitters=false`. XLA's newer CPU fusion emitters
-compile scenec's step 2× slower and run it 1.6× slower (Ant at batch 1024 on 2 cores: XLA compile
-16.9 s → 7.4 s, 12.5k → 20.2k physics steps/s; `scenec bench` measures it). The flag is read when
-jax first starts its CPU backend, so it has no effect if jax has already run something.
+Importing this package sets XLA flags for the CPU backend, unless the user has already chosen them or
+set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 1024 on 2 cores):
+- `--xla_cpu_use_fusion_emitters=false`: XLA's newer CPU fusion emitters compile scenec's step 2×
+  slower and run it 1.6× slower (XLA compile 16.9 s → 7.4 s, 12.5k → 20.2k physics steps/s);
+- `--xla_cpu_experimental_ynn_fusion_type=` (empty: no YNNPACK fusions; jaxlib 0.10 and later): the
+  reductions and small products it takes over run 1.2–1.6× slower than XLA's own loops here, with
+  the batch as the fastest-varying axis.
+The flags are read when jax first starts its CPU backend, so they have no effect if jax has already
+run something. An unknown flag stops XLA, so the second one is only set for jaxlib versions that know
+it.
 """
 
 import os as _os
 
-_FLAG = "--xla_cpu_use_fusion_emitters"
-if _os.environ.get("SCENEC_XLA_DEFAULTS", "1") != "0" and _FLAG not in _os.environ.get("XLA_FLAGS", ""):
-    _os.environ["XLA_FLAGS"] = (_os.environ.get("XLA_FLAGS", "") + f" {_FLAG}=false").strip()
+
+def _defaults():
+    flags = {"--xla_cpu_use_fusion_emitters": "false"}
+    try:
+        from importlib.metadata import version
+
+        major, minor = (int(x) for x in version("jaxlib").split(".")[:2])
+        if (major, minor) >= (0, 10):
+            flags["--xla_cpu_experimental_ynn_fusion_type"] = ""
+    except Exception:  # noqa: BLE001  (no metadata: keep the flag every version knows)
+        pass
+    return flags
+
+
+if _os.environ.get("SCENEC_XLA_DEFAULTS", "1") != "0":
+    _current = _os.environ.get("XLA_FLAGS", "")
+    _extra = [f"{k}={v}" for k, v in _defaults().items() if k not in _current]
+    if _extra:
+        _os.environ["XLA_FLAGS"] = " ".join([_current] + _extra).strip()

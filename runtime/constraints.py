@@ -4,12 +4,11 @@ Where it sits: stage 6 of a substep (see step.py), after the smooth acceleration
 qd_free = qd + h·M⁻¹τ. It returns the constrained velocity and each body's contact force. Arrays have
 the batch last (math.py).
 
-Every constraint is a block of three rows in joint space (J: (3, nv)):
+Constraints are rows of J in joint space:
 - a contact: the normal row (separation velocity of geom2 from geom1 along the kernel's normal) and two
   tangent rows; Coulomb friction keeps |λ_t| ≤ μ·λ_n (a disc for the elliptic cone, a square for the
   pyramidal one);
-- a joint limit: one row along which the distance to the nearer end of the range grows, and two empty
-  rows.
+- a joint limit is a single row along which the distance to the nearer end of the range grows.
 
 Softness (per pair or joint: time constant τ, damping ratio ζ) makes the error obey
 C̈ + 2ζω·Ċ + ω²·C = 0 with ω = 1/(τζ), integrated implicitly ("soft step", E. Catto, Solver2D, 2024):
@@ -90,7 +89,7 @@ def _contact_blocks(m: Model, f: Frames):
     dtype = gpos.dtype
     c_ang, c_lin = f.cdof[:, :3], f.cdof[:, 3:]                         # (nv, 3, B)
     body_id = np.asarray(m.geom_body_id.array)
-    out = {k: [] for k in ("J", "C", "active", "mu", "e", "tc", "dr", "frame", "b1", "b2")}
+    out = {k: [] for k in ("J", "C", "active", "mu", "tc", "dr", "frame", "b1", "b2")}
     pair = 0
     for grp in m.pair_groups:
         con = _run_kernel(m, grp, gpos, gmat)
@@ -115,7 +114,6 @@ def _contact_blocks(m: Model, f: Frames):
         out["C"].append(flat(con.dist))
         out["active"].append(flat(con.active).astype(dtype))
         out["mu"].append(jnp.repeat(m.pair_friction[sl], ncon))
-        out["e"].append(jnp.repeat(m.pair_restitution[sl], ncon))
         out["tc"].append(jnp.repeat(m.pair_solref[sl, 0], ncon))
         out["dr"].append(jnp.repeat(m.pair_solref[sl, 1], ncon))
         out["frame"].append(flat(frame))
@@ -125,14 +123,16 @@ def _contact_blocks(m: Model, f: Frames):
     return out
 
 
-def _limit_blocks(m: Model, q):
-    """One block per limited joint. Hinge/slide: the row pushes away from the nearer end of the range
-    (its distance is the smaller of the two). Ball: the cone angle's distance to its maximum."""
+def _limit_rows(m: Model, q):
+    """One row per limited joint, J (k, nv, B): hinge/slide rows push away from the nearer end of the
+    range (their distance C is the smaller of the two); a ball row is the cone angle's distance to its
+    maximum. Also returns C, tc, dr (k, B) and, per row, the dof of a hinge/slide row (-1 for a ball
+    row, whose J spans three dofs)."""
     dtype = q.dtype
     batch = q.shape[-1]
     kinds = np.asarray(m.jnt_kind.array)
     limited = np.asarray(m.jnt_limited.array)
-    J, C, tc, dr = [], [], [], []
+    J, C, tc, dr, dof = [], [], [], [], []
     one = np.flatnonzero(limited & ((kinds == JointKind.HINGE) | (kinds == JointKind.SLIDE)))
     if len(one):
         a = np.asarray(m.jnt_qpos_adr.array)[one]
@@ -141,12 +141,13 @@ def _limit_blocks(m: Model, q):
         above = m.jnt_range[one, 1:2] - q[a]
         lower_nearer = below < above
         sign = jnp.where(lower_nearer, 1.0, -1.0).astype(dtype)          # (k, B)
-        rows = np.zeros((len(one), 3, m.nv))
-        rows[np.arange(len(one)), 0, d] = 1.0
-        J.append(jnp.asarray(rows, dtype)[..., None] * sign[:, None, None, :])
+        rows = np.zeros((len(one), m.nv))
+        rows[np.arange(len(one)), d] = 1.0
+        J.append(jnp.asarray(rows, dtype)[..., None] * sign[:, None, :])
         C.append(jnp.where(lower_nearer, below, above))
         tc.append(jnp.broadcast_to(m.jnt_limit_solref[one, 0:1], (len(one), batch)))
         dr.append(jnp.broadcast_to(m.jnt_limit_solref[one, 1:2], (len(one), batch)))
+        dof += list(d)
     for j in np.flatnonzero(limited & (kinds == JointKind.BALL)):
         a, d = m.jnt_qpos_adr[j], m.jnt_dof_adr[j]
         quat = sm.normalize(q[a:a + 4])
@@ -155,51 +156,66 @@ def _limit_blocks(m: Model, q):
         sin_half = sm.safe_norm(vec)
         angle = 2.0 * jnp.arctan2(sin_half, quat[0])
         axis = vec / jnp.where(sin_half > 0, sin_half, 1.0)
-        row = jnp.zeros((1, 3, m.nv, batch), dtype).at[0, 0, d:d + 3].set(-axis)  # angle grows along axis
-        J.append(row)
+        J.append(jnp.zeros((1, m.nv, batch), dtype).at[0, d:d + 3].set(-axis))  # angle grows along axis
         C.append((m.jnt_range[j, 1] - angle)[None])
         tc.append(jnp.broadcast_to(m.jnt_limit_solref[j, 0], (1, batch)))
         dr.append(jnp.broadcast_to(m.jnt_limit_solref[j, 1], (1, batch)))
-    return J, C, tc, dr
+        dof.append(-1)
+    return J, C, tc, dr, dof
+
+
+def _rows_times_minv(J, minv, dof=None):
+    """W = J·M⁻¹ for rows J (…, nv, B) and M⁻¹ (nv, nv, B). A row with a single non-zero entry ±1 at a
+    known dof (dof[i] >= 0, a hinge or slide limit) is that entry times M⁻¹'s row: no products."""
+    nv = minv.shape[0]
+    W = sum(J[..., k:k + 1, :] * minv[k] for k in range(nv))
+    if dof is None or not any(d >= 0 for d in dof):
+        return W
+    return jnp.stack([W[i] if d < 0 else J[i, d][None] * minv[d] for i, d in enumerate(dof)])
+
+
+def _row_dot(a, b):
+    """Σ_k a[..., k, :]·b[..., k, :] over the dof axis (second to last), as one elementwise chain."""
+    return sum(a[..., k, :] * b[..., k, :] for k in range(a.shape[-2]))
 
 
 def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
     """Constrained velocity (nv, B) and the (nbody, 3, B) world contact force on each body.
 
-    minv: (nv, nv, B) inverse of the mass matrix the smooth step used (with armature and h·damping)."""
+    minv: (nv, nv, B) inverse of the mass matrix the smooth step used (with armature and h·damping).
+
+    Each iteration sweeps the contact blocks, then the limit rows (one row per limited joint). The
+    restitution sweep visits only the contacts of pairs that can bounce (`m.pair_bounce`, decided at
+    compile time), and none when no pair can."""
     dtype = q.dtype
     batch = q.shape[-1]
     zero_force = jnp.zeros((m.nbody, 3, batch), dtype)
     if not has_constraints(m) or m.nv == 0:
         return qd_free, zero_force
-
-    con = _contact_blocks(m, f) if m.pair_groups else {k: [] for k in ("J", "C")}
-    lJ, lC, ltc, ldr = _limit_blocks(m, q)
-    ncontact = sum(x.shape[0] for x in con["J"])
-    nlim = sum(x.shape[0] for x in lJ)
-    bcast = lambda x: jnp.broadcast_to(x[:, None], (x.shape[0], batch))  # noqa: E731
-    J = jnp.concatenate(con["J"] + lJ)                                  # (nb, 3, nv, B)
-    C = jnp.concatenate(con["C"] + lC)                                  # (nb, B)
-    active = jnp.concatenate(con.get("active", []) + [jnp.ones((nlim, batch), dtype)])
-    mu = jnp.concatenate([bcast(x) for x in con.get("mu", [])] + [jnp.zeros((nlim, batch), dtype)])
-    e = jnp.concatenate([bcast(x) for x in con.get("e", [])] + [jnp.zeros((nlim, batch), dtype)])
-    tc = jnp.concatenate([bcast(x) for x in con.get("tc", [])] + ltc)
-    dr = jnp.concatenate([bcast(x) for x in con.get("dr", [])] + ldr)
-
-    W = sum(J[:, :, k:k + 1, :] * minv[k][None, None] for k in range(m.nv))   # rows of J·M⁻¹
-    A = jnp.sum(J * W, axis=2)                                          # (nb, 3, B) diag of J M⁻¹ Jᵀ
-    m_eff = jnp.where(A > _TINY, 1.0 / jnp.where(A > _TINY, A, 1.0), 0.0)
-    v_before = jnp.sum(J[:, 0] * qd[None], axis=1)                      # (nb, B) normal velocity at start
-
-    bias_rate, mass_scale, impulse_scale = _soft(tc, dr, h)
-    speculative = C > 0
-    bias = jnp.where(speculative, C / h, bias_rate * C)
-    mass_scale = jnp.where(speculative, 1.0, mass_scale)
-    impulse_scale = jnp.where(speculative, 0.0, impulse_scale)
+    bias_of = lambda tc, dr, C: _bias(tc, dr, C, h)                     # noqa: E731
     elliptic = m.cone == "elliptic"
+    carry = [qd_free]
 
-    def block_update(qd_vec, blk):
-        Jb, Wb, mb, lam, on, mu_b, bias_b, ms_b, is_b = blk             # Jb (3, nv, B), lam (3, B)
+    # --- contacts: blocks of three rows (normal, two tangents) ---------------------------------------
+    ncontact = 0
+    if m.pair_groups:
+        con = _contact_blocks(m, f)
+        bcast = lambda x: jnp.broadcast_to(x[:, None], (x.shape[0], batch))  # noqa: E731
+        Jc = jnp.concatenate(con["J"])                                  # (nc, 3, nv, B)
+        ncontact = Jc.shape[0]
+        Wc = _rows_times_minv(Jc, minv)                                 # rows of J·M⁻¹
+        Ac = _row_dot(Jc, Wc)                                           # (nc, 3, B) diag of J M⁻¹ Jᵀ
+        mc = jnp.where(Ac > _TINY, 1.0 / jnp.where(Ac > _TINY, Ac, 1.0), 0.0)
+        Cc = jnp.concatenate(con["C"])
+        active = jnp.concatenate(con["active"])
+        mu = jnp.concatenate([bcast(x) for x in con["mu"]])
+        bias_c, ms_c, is_c = bias_of(jnp.concatenate([bcast(x) for x in con["tc"]]),
+                                     jnp.concatenate([bcast(x) for x in con["dr"]]), Cc)
+        contacts = (Jc, Wc, mc, active, mu, bias_c, ms_c, is_c)
+        carry.append(jnp.zeros((ncontact, 3, batch), dtype))
+
+    def contact_update(qd_vec, blk):
+        Jb, Wb, mb, on, mu_b, bias_b, ms_b, is_b, lam = blk             # Jb (3, nv, B), lam (3, B)
         v = sum(Jb[:, d] * qd_vec[d] for d in range(m.nv))              # (3, B) row velocities
         ln = jnp.maximum(lam[0] - mb[0] * ms_b * (v[0] + bias_b) - is_b * lam[0], 0.0) * on
         lt = lam[1:] - mb[1:] * v[1:]
@@ -213,34 +229,94 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         step = new - lam
         return qd_vec + Wb[0] * step[0] + Wb[1] * step[1] + Wb[2] * step[2], new
 
+    # --- joint limits: one row each --------------------------------------------------------------
+    lJ, lC, ltc, ldr, ldof = _limit_rows(m, q)
+    nlimit = len(ldof)
+    if nlimit:
+        Jl = jnp.concatenate(lJ)                                        # (nl, nv, B)
+        Wl = _rows_times_minv(Jl, minv, ldof)
+        Al = _row_dot(Jl, Wl)                                           # (nl, B)
+        ml = jnp.where(Al > _TINY, 1.0 / jnp.where(Al > _TINY, Al, 1.0), 0.0)
+        limits = (Jl, Wl, ml) + bias_of(jnp.concatenate(ltc), jnp.concatenate(ldr), jnp.concatenate(lC))
+        carry.append(jnp.zeros((nlimit, batch), dtype))
+
+    def limit_update(qd_vec, row):
+        Jr, Wr, mr, bias_r, ms_r, is_r, lam = row                       # Jr (nv, B), lam (B,)
+        v = sum(Jr[d] * qd_vec[d] for d in range(m.nv))
+        new = jnp.maximum(lam - mr * ms_r * (v + bias_r) - is_r * lam, 0.0)
+        return qd_vec + Wr * (new - lam), new
+
     def sweep(carry, _):
-        qd_vec, lam = carry
-        blocks = (J, W, m_eff, lam, active, mu, bias, mass_scale, impulse_scale)
-        qd_vec, lam = jax.lax.scan(block_update, qd_vec, blocks)
-        return (qd_vec, lam), None
+        qd_vec, *lams = carry
+        out = []
+        if ncontact:
+            qd_vec, lam = jax.lax.scan(contact_update, qd_vec, contacts + (lams.pop(0),))
+            out.append(lam)
+        if nlimit:
+            qd_vec, lam = jax.lax.scan(limit_update, qd_vec, limits + (lams.pop(0),))
+            out.append(lam)
+        return (qd_vec, *out), None
 
-    lam0 = jnp.zeros((J.shape[0], 3, batch), dtype)
-    (qd_vec, lam), _ = jax.lax.scan(sweep, (qd_free, lam0), None, length=m.solver_iterations)
+    (qd_vec, *lams), _ = jax.lax.scan(sweep, tuple(carry), None, length=m.solver_iterations)
+    if not ncontact:
+        return qd_vec, zero_force
+    lam = lams[0]
 
-    # Restitution: rows that hit faster than the threshold and carry a normal impulse bounce back.
-    bounce = (v_before < -RESTITUTION_THRESHOLD) & (e > 0) & (lam[:, 0] > 0)
+    # Restitution: contacts of bouncing pairs that hit faster than the threshold and carry a normal
+    # impulse bounce back (pairs whose restitution was 0 at compile time are not visited).
+    rows = np.concatenate([np.repeat(np.asarray(b, bool), grp.ncon)
+                           for b, grp in zip(_group_bounce(m), m.pair_groups)])
+    idx = np.flatnonzero(rows)
+    if len(idx):
+        e = jnp.concatenate([jnp.repeat(m.pair_restitution[sl], grp.ncon)
+                             for sl, grp in zip(_group_slices(m), m.pair_groups)])[idx]
+        Jn, Wn = Jc[idx, 0], Wc[idx, 0]                                 # (k, nv, B)
+        v_before = _row_dot(Jn, qd[None])                               # normal velocity at the start
+        lam_n = lam[idx, 0]
+        bounce = (v_before < -RESTITUTION_THRESHOLD) & (e[:, None] > 0) & (lam_n > 0)
 
-    def restitution(qd_vec, blk):
-        Jb, Wb, mb, lam_n, on, e_b, v0 = blk
-        v = sum(Jb[0, d] * qd_vec[d] for d in range(m.nv))
-        new = jnp.where(on, jnp.maximum(lam_n + mb[0] * (-e_b * v0 - v), 0.0), lam_n)
-        return qd_vec + Wb[0] * (new - lam_n)[None], new
+        def restitution(qd_vec, blk):
+            Jb, Wb, mb, lam_b, on, e_b, v0 = blk
+            v = sum(Jb[d] * qd_vec[d] for d in range(m.nv))
+            new = jnp.where(on, jnp.maximum(lam_b + mb * (-e_b * v0 - v), 0.0), lam_b)
+            return qd_vec + Wb * (new - lam_b), new
 
-    qd_vec, lam_n = jax.lax.scan(restitution, qd_vec, (J, W, m_eff, lam[:, 0], bounce, e, v_before))
-    lam = lam.at[:, 0].set(lam_n)
+        qd_vec, lam_n = jax.lax.scan(restitution, qd_vec, (Jn, Wn, mc[idx, 0], lam_n, bounce, e, v_before))
+        lam = lam.at[idx, 0].set(lam_n)
 
-    force = zero_force
-    if ncontact:
-        frames = jnp.concatenate(con["frame"])                          # (ncontact, row, 3, B)
-        world = jnp.sum(lam[:ncontact, :, None] * frames, axis=1) / h   # (ncontact, 3, B) on geom2's body
-        b1, b2 = np.concatenate(con["b1"]), np.concatenate(con["b2"])
-        scatter = np.zeros((m.nbody, ncontact))
-        scatter[b2, np.arange(ncontact)] += 1.0
-        scatter[b1, np.arange(ncontact)] -= 1.0
-        force = jnp.tensordot(jnp.asarray(scatter, dtype), world, axes=(1, 0))
-    return qd_vec, force
+    # Each contact's impulse in the world frame, summed onto its two bodies (static index lists).
+    frames = jnp.concatenate(con["frame"])                              # (ncontact, row, 3, B)
+    world = jnp.sum(lam[:, :, None] * frames, axis=1) / h               # (ncontact, 3, B) on geom2's body
+    b1, b2 = np.concatenate(con["b1"]), np.concatenate(con["b2"])
+    per_body = []
+    for b in range(m.nbody):
+        plus, minus = np.flatnonzero(b2 == b), np.flatnonzero(b1 == b)
+        total = jnp.sum(world[plus], axis=0) if len(plus) else None
+        if len(minus):
+            total = (0.0 if total is None else total) - jnp.sum(world[minus], axis=0)
+        per_body.append(zero_force[0] if total is None else total)
+    return qd_vec, jnp.stack(per_body)
+
+
+def _bias(tc, dr, C, h):
+    """Per-row bias velocity, mass scale and impulse scale (k, B): soft rows (C <= 0) follow the soft
+    step; speculative rows (C > 0, still apart) only stop the approach that would close the gap."""
+    bias_rate, mass_scale, impulse_scale = _soft(tc, dr, h)
+    speculative = C > 0
+    return (jnp.where(speculative, C / h, bias_rate * C), jnp.where(speculative, 1.0, mass_scale),
+            jnp.where(speculative, 0.0, impulse_scale))
+
+
+def _group_slices(m: Model):
+    """Each pair group's slice of the pair arrays (group order)."""
+    out, start = [], 0
+    for grp in m.pair_groups:
+        out.append(slice(start, start + len(grp.geom1)))
+        start += len(grp.geom1)
+    return out
+
+
+def _group_bounce(m: Model):
+    """Per group, which of its pairs may bounce (restitution > 0 when the scene was compiled)."""
+    flags = np.asarray(m.pair_bounce.array, bool)
+    return [flags[sl] for sl in _group_slices(m)]

@@ -18,6 +18,7 @@ m (…)) with c the centre of mass relative to the reference point.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -73,25 +74,36 @@ def mass_matrix(m: Model, f: Frames, cinert, diag_extra):
     return lower + jnp.swapaxes(strict, 0, 1) + (jnp.eye(m.nv, dtype=dtype) * diag_extra)[:, :, None]
 
 
-def inverse_spd(a):
+def inverse_spd(a, b=None):
     """Inverse of symmetric positive-definite matrices (n, n, B) by Gauss–Jordan elimination without
-    pivoting (an SPD matrix's pivots are positive), one static rank-1 update per column: no LAPACK
-    call, so it vectorises across the batch."""
+    pivoting (an SPD matrix's pivots are positive), one rank-1 update per column: no LAPACK call, so
+    it vectorises across the batch.
+
+    With right-hand sides b (n, B), returns (A⁻¹, A⁻¹·b): b rides along as an extra column of the
+    elimination, which costs one column more and needs no product with A⁻¹ afterwards.
+
+    The columns are a `lax.scan` (dynamic column index), not an unrolled loop: the result then leaves
+    a loop, so XLA materialises it instead of fusing the last elimination step into every reader of
+    A⁻¹ (W = J·A⁻¹ in the constraints read each entry once per constraint row), and the step has n
+    times fewer operations to compile."""
     n = a.shape[0]
-    eye = np.eye(n)
-    for k in range(n):
-        piv = 1.0 / a[k, k]
-        row = jnp.where(eye[k][:, None], 1.0, a[k]) * piv                  # row k of the next matrix
-        col = jnp.where(eye[k][:, None], 0.0, a[:, k])
+    if b is not None:
+        a = jnp.concatenate([a, b[:, None, :]], axis=1)                   # (n, n + 1, B)
+    rows, cols = jnp.arange(n), jnp.arange(a.shape[1])
+
+    def eliminate(a, k):
+        on_row = (rows == k)[:, None]                                     # (n, 1)
+        on_col = (cols == k)[:, None]                                     # (n or n + 1, 1)
+        a_k = jax.lax.dynamic_index_in_dim(a, k, axis=0, keepdims=False)  # row k (n(+1), B)
+        piv = 1.0 / jax.lax.dynamic_index_in_dim(a_k, k, axis=0, keepdims=False)
+        row = jnp.where(on_col, 1.0, a_k) * piv                           # row k of the next matrix
+        col = jnp.where(on_row, 0.0, jax.lax.dynamic_index_in_dim(a, k, axis=1, keepdims=False))
         # In place: column k now holds the inverse's column k, so clear it before the update.
-        a = jnp.where(eye[k][None, :, None], 0.0, a) - col[:, None, :] * row[None, :, :]
-        a = jnp.where(eye[k][:, None, None], row[None], a)
-    return a
+        a = jnp.where(on_col[None], 0.0, a) - col[:, None, :] * row[None, :, :]
+        return jnp.where(on_row[:, :, None], row[None], a), None
 
-
-def matvec_nn(a, x):
-    """(n, n, B) @ (n, B), unrolled over n so that it stays one fusion."""
-    return sum(a[:, k, :] * x[k] for k in range(a.shape[1]))
+    a, _ = jax.lax.scan(eliminate, a, jnp.arange(n))
+    return a if b is None else (a[:, :n], a[:, n])
 
 
 def bias_forces(m: Model, f: Frames, cvel, cdof_dot, cinert, gravity, qd):

@@ -166,6 +166,7 @@ class Model:
     geom_body_id: Static = static()     # (ngeom,)
     geom_shape: Static = static()       # (ngeom,) collision_table.Shape
     pair_groups: tuple = static()       # tuple[PairGroup, ...]
+    pair_bounce: Static = static()      # (npair,) bool: restitution > 0 at compile time (only these bounce)
     substeps: int = static()
     solver_iterations: int = static()
     cone: str = static()                # "elliptic" | "pyramidal"
