@@ -61,65 +61,94 @@ def step(m: Model, state: State, action) -> State:
 
     `state` may carry leading batch axes (then `action` has the same, or none and is shared); inside,
     the batch is moved to the last axis (math.py), so calling `step` on a batch directly is the fast
-    path, and `jax.vmap(step)` works too."""
+    path, and `jax.vmap(step)` works too. A batch above TILE environments is advanced in tiles
+    (`lax.map`), the same arithmetic per environment."""
     dtype = state.q.dtype
     lead = state.q.shape[:-1]
     action = jnp.broadcast_to(jnp.asarray(action, dtype), lead + (m.nu,))
-    q0, qd0 = _inner(state.q, lead), _inner(state.qd, lead)
-    ctrl = _inner(action, lead)
-    batch = q0.shape[-1]
     h = m.timestep / m.substeps
 
-    def smooth(q, qd, implicit_h):
-        """Frames, M⁻¹ and the unconstrained acceleration at (q, qd); joint damping enters M as
-        implicit_h·damping (semi-implicit Euler) or not at all (Runge–Kutta stages)."""
-        with jax.named_scope("kinematics"):
-            f = kinematics.forward_kinematics(m, q)
-        with jax.named_scope("velocities"):
-            cvel, cdof_dot = dynamics.com_velocities(m, f, qd)
-        with jax.named_scope("inertia"):
-            cinert = dynamics.body_inertias(m, f)
-        with jax.named_scope("forces"):
-            tau = (dynamics.actuator_forces(m, q, qd, ctrl) + dynamics.passive_forces(m, q, qd)
-                   - dynamics.bias_forces(m, f, cvel, cdof_dot, cinert, m.gravity, qd))
-        with jax.named_scope("mass_matrix"):
-            mass = dynamics.mass_matrix(m, f, cinert, m.dof_armature + implicit_h * m.dof_damping)
-            # One elimination gives M⁻¹ (the constraints need it) and M⁻¹τ together: a separate
-            # product M⁻¹·τ let XLA fuse the elimination's last step into it (Ant: 10% of the step).
-            minv, qacc = dynamics.inverse_spd(mass, tau)
-        return f, minv, qacc
+    def advance(q0, qd0, ctrl):
+        """The substeps for one tile of environments: (nq, b), (nv, b), (nu, b) → the new q and qd,
+        the contact forces and the body poses, all with the batch last."""
+        batch = q0.shape[-1]
 
-    def substep(carry, _):
-        q, qd, _ = carry
-        if m.integrator == "rk4":
-            f, minv, a1 = smooth(q, qd, 0.0)
-            qd2 = qd + 0.5 * h * a1
-            a2 = smooth(integrate_positions(m, q, qd, 0.5 * h), qd2, 0.0)[2]
-            qd3 = qd + 0.5 * h * a2
-            a3 = smooth(integrate_positions(m, q, qd2, 0.5 * h), qd3, 0.0)[2]
-            qd4 = qd + h * a3
-            a4 = smooth(integrate_positions(m, q, qd3, h), qd4, 0.0)[2]
-            qd_free = qd + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
-            q_free = integrate_positions(m, q, (qd + 2.0 * qd2 + 2.0 * qd3 + qd4) / 6.0, h)
-        else:
-            f, minv, qacc = smooth(q, qd, h)
-            qd_free = qd + h * qacc
-        with jax.named_scope("constraints"):
-            qd_new, cforce = constraints.solve_velocity(m, f, minv, q, qd, qd_free, h)
-        with jax.named_scope("integration"):
-            if m.integrator == "rk4":  # the constraint's velocity change moves q to first order
-                q_new = integrate_positions(m, q_free, qd_new - qd_free, h)
+        def smooth(q, qd, implicit_h):
+            """Frames, M⁻¹ and the unconstrained acceleration at (q, qd); joint damping enters M as
+            implicit_h·damping (semi-implicit Euler) or not at all (Runge–Kutta stages)."""
+            with jax.named_scope("kinematics"):
+                f = kinematics.forward_kinematics(m, q)
+            with jax.named_scope("velocities"):
+                cvel, cdof_dot = dynamics.com_velocities(m, f, qd)
+            with jax.named_scope("inertia"):
+                cinert = dynamics.body_inertias(m, f)
+            with jax.named_scope("forces"):
+                tau = (dynamics.actuator_forces(m, q, qd, ctrl) + dynamics.passive_forces(m, q, qd)
+                       - dynamics.bias_forces(m, f, cvel, cdof_dot, cinert, m.gravity, qd))
+            with jax.named_scope("mass_matrix"):
+                mass = dynamics.mass_matrix(m, f, cinert, m.dof_armature + implicit_h * m.dof_damping)
+                # One elimination gives M⁻¹ (the constraints need it) and M⁻¹τ together: a separate
+                # product M⁻¹·τ let XLA fuse the elimination's last step into it (Ant: 10% of the step).
+                minv, qacc = dynamics.inverse_spd(mass, tau)
+            return f, minv, qacc
+
+        def substep(carry, _):
+            q, qd, _ = carry
+            if m.integrator == "rk4":
+                f, minv, a1 = smooth(q, qd, 0.0)
+                qd2 = qd + 0.5 * h * a1
+                a2 = smooth(integrate_positions(m, q, qd, 0.5 * h), qd2, 0.0)[2]
+                qd3 = qd + 0.5 * h * a2
+                a3 = smooth(integrate_positions(m, q, qd2, 0.5 * h), qd3, 0.0)[2]
+                qd4 = qd + h * a3
+                a4 = smooth(integrate_positions(m, q, qd3, h), qd4, 0.0)[2]
+                qd_free = qd + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+                q_free = integrate_positions(m, q, (qd + 2.0 * qd2 + 2.0 * qd3 + qd4) / 6.0, h)
             else:
-                q_new = integrate_positions(m, q, qd_new, h)
-        return (q_new, qd_new, cforce), None
+                f, minv, qacc = smooth(q, qd, h)
+                qd_free = qd + h * qacc
+            with jax.named_scope("constraints"):
+                qd_new, cforce = constraints.solve_velocity(m, f, minv, q, qd, qd_free, h)
+            with jax.named_scope("integration"):
+                if m.integrator == "rk4":  # the constraint's velocity change moves q to first order
+                    q_new = integrate_positions(m, q_free, qd_new - qd_free, h)
+                else:
+                    q_new = integrate_positions(m, q, qd_new, h)
+            return (q_new, qd_new, cforce), None
 
-    cforce0 = jnp.zeros((m.nbody, 3, batch), dtype)
-    (q, qd, cforce), _ = jax.lax.scan(substep, (q0, qd0, cforce0), None, length=m.substeps)
-    with jax.named_scope("outputs"):
-        f = kinematics.forward_kinematics(m, q)
-    return State(q=_outer(q, lead), qd=_outer(qd, lead), time=state.time + m.timestep,
-                 xpos=_outer(f.xpos, lead), xquat=_outer(f.xquat, lead),
-                 contact_force=_outer(cforce, lead))
+        cforce0 = jnp.zeros((m.nbody, 3, batch), dtype)
+        (q, qd, cforce), _ = jax.lax.scan(substep, (q0, qd0, cforce0), None, length=m.substeps)
+        with jax.named_scope("outputs"):
+            f = kinematics.forward_kinematics(m, q)
+        return q, qd, cforce, f.xpos, f.xquat
+
+    batch = math.prod(lead)
+    tile = _tile(batch)
+    if tile == batch:
+        outs = advance(_inner(state.q, lead), _inner(state.qd, lead), _inner(action, lead))
+        q, qd, cforce, xpos, xquat = (_outer(x, lead) for x in outs)
+    else:
+        # Tiles of `tile` environments, one after the other: each tile's working set stays in the
+        # core's cache (Ant: 84k → 98k physics steps/s at batch 1024, 66k → 98k at 4096).
+        n = batch // tile
+        split = lambda x: jnp.moveaxis(x.reshape((n, tile) + x.shape[len(lead):]), 1, -1)  # noqa: E731
+        join = lambda x: jnp.moveaxis(x, -1, 1).reshape(tuple(lead) + x.shape[1:-1])      # noqa: E731
+        outs = jax.lax.map(lambda a: advance(*a), (split(state.q), split(state.qd), split(action)))
+        q, qd, cforce, xpos, xquat = (join(x) for x in outs)
+    return State(q=q, qd=qd, time=state.time + m.timestep, xpos=xpos, xquat=xquat, contact_force=cforce)
+
+
+TILE = 128   # environments per tile of a large batch (see `_tile`)
+
+
+def _tile(batch: int) -> int:
+    """How many environments `step` advances at a time: all of them up to TILE; above, the largest
+    divisor of the batch not above TILE, unless that is under TILE/4 (a batch with no good divisor
+    runs whole)."""
+    if batch <= TILE:
+        return batch
+    best = max(d for d in range(1, TILE + 1) if batch % d == 0)
+    return best if best >= TILE // 4 else batch
 
 
 def integrate_positions(m: Model, q, qd, h):
