@@ -56,7 +56,9 @@ def test_no_retrace_for_new_values(compiled):
     assert len(traces) == 1
 
 
-@pytest.mark.parametrize("name", ["double_pendulum", "box_on_plane", "ant"])
+# Ant (a free base, limits, 25 contact rows) runs in the slow set; the tiling test covers a large batch.
+@pytest.mark.parametrize("name", ["double_pendulum", "box_on_plane",
+                                  pytest.param("ant", marks=pytest.mark.slow)])
 def test_batched_step_equals_vmap_and_single(compiled, name):
     # Same arithmetic on a batch laid out differently: agreement to float32 rounding.
     TOL = 2e-5
@@ -100,7 +102,8 @@ def test_tiled_batch_equals_its_parts(compiled):
     assert whole.q.shape == (2, 160, c.model.nq) and whole.contact_force.shape == (2, 160, c.model.nbody, 3)
 
 
-@pytest.mark.parametrize("name", ["double_pendulum", "box_on_plane"])
+# Gradients through contact also have their own test (test_contacts_physics); the box's rollout is slow.
+@pytest.mark.parametrize("name", ["double_pendulum", pytest.param("box_on_plane", marks=pytest.mark.slow)])
 def test_gradients_through_a_rollout_are_finite(compiled, name):
     c = compiled[name]
 
