@@ -9,7 +9,8 @@ step, from the scene's initial state, so every engine simulates the same seconds
 
 Engines (ENGINES):
 - mujoco: MuJoCo's C engine on all cores, `mujoco.rollout.rollout` with one MjData per thread (a
-  persistent thread pool), PGS with our iteration count (as exported). The batch is run in chunks so
+  thread pool per call: with `persistent_pool=True`, a later XLA CPU computation in the same process
+  never finished, mujoco 4.0.0 with jax 0.10.2), PGS with our iteration count (as exported). The batch is run in chunks so
   that the state trajectory it returns stays under ROLLOUT_BYTES.
 - mjx: `mujoco.mjx` (package mujoco-mjx), `jax.vmap(mjx.step)` under jit, with the solver options of
   Brax's and MuJoCo Playground's Ant (Newton, iterations 1, ls_iterations 4). mjx-ours: the same with
@@ -19,7 +20,9 @@ Engines (ENGINES):
   friction cone, the only one Brax accepts, whatever the scene's), then the
   pipeline's `init`/`step` vmapped and jitted. Brax's own defaults for everything the XML does not say
   (Baumgarte factors, collide scale, ...).
-Each result states the engine's timestep, solver and iterations, its compile time (jit + XLA, or 0
+Each engine runs in a fresh Python process (`run_peer`), so engines share no threads or caches with
+us or each other (a mujoco.rollout thread pool and an XLA CPU computation in one process have been
+seen to hang), and one that hangs is stopped after a timeout. Each result states the engine's timestep, solver and iterations, its compile time (jit + XLA, or 0
 for MuJoCo), physics steps per second and simulated seconds per wall second (median of `repeats`
 timed runs after a warm-up), and how many environments ended non-finite.
 
@@ -52,6 +55,8 @@ INSTALL_HINT = "pip install 'scenec[bench]' (mujoco-mjx, brax)"
 MJX_ITERATIONS, MJX_LS_ITERATIONS = 1, 4
 # Largest state trajectory one mujoco.rollout call returns (batch chunk × nstep × nstate float64).
 ROLLOUT_BYTES = 256 << 20
+# Seconds one engine may take at one point (compile and all timed runs) before it is stopped.
+PEER_TIMEOUT_S = 600.0
 
 
 def parse_engines(text: str) -> list[str]:
@@ -76,8 +81,8 @@ def missing(engine: str) -> str | None:
     try:
         importlib.import_module(ENGINES[engine])
     except Exception as e:          # ImportError, or a package broken against this jax
-        return f"{engine}: not installed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); " \
-               f"{INSTALL_HINT}"
+        first = str(e).splitlines()[0] if str(e) else ""
+        return f"{engine}: not installed ({type(e).__name__}: {first}); {INSTALL_HINT}"
     return None
 
 
@@ -90,11 +95,58 @@ def exports(model) -> dict:
             "brax": to_mjcf(model, solver="Newton", cone="pyramidal")}
 
 
-def run_peer(engine: str, model, xml: dict, batch: int, steps: int, repeats: int, seed: int = 0) -> dict:
-    """Time one engine on one scene at one batch size. `xml` is `exports(model)`. Returns the
-    figures (see the module docstring)."""
+def run_peer(engine: str, model, xml: dict, batch: int, steps: int, repeats: int, seed: int = 0,
+             timeout: float = PEER_TIMEOUT_S) -> dict:
+    """Time one engine on one scene at one batch size, in a fresh Python process (so that engines
+    share no threads, caches or memory with us or each other, and a peer that hangs is stopped
+    after `timeout` seconds). `xml` is `exports(model)`. Returns the figures (module docstring);
+    raises RuntimeError when the engine fails, TimeoutError when it gives no result in time."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+
+    spec = {"engine": engine, "xml": xml, "batch": batch, "steps": steps, "repeats": repeats,
+            "seed": seed, "substeps": int(model.substeps), "solver_iterations": int(model.solver_iterations),
+            "q0": np.asarray(model.q0, np.float64).tolist(), "qd0": np.asarray(model.qd0, np.float64).tolist()}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="scenec-peer-") as f:
+        json.dump(spec, f)
+        f.flush()
+        try:
+            done = subprocess.run([sys.executable, "-m", "scenec.compiler.bench_peers", f.name],
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(f"no result after {timeout:g} s (stopped)") from None
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    if done.returncode != 0 or not lines:
+        tail = [ln for ln in done.stderr.splitlines() if ln.strip()]
+        raise RuntimeError(tail[-1] if tail else f"exit status {done.returncode}")
+    return json.loads(lines[-1])
+
+
+def _run_here(spec: dict) -> dict:
+    """The engine's run in this process (what `run_peer`'s subprocess does)."""
+    import types
+
+    model = types.SimpleNamespace(substeps=spec["substeps"], solver_iterations=spec["solver_iterations"],
+                                  q0=np.asarray(spec["q0"]), qd0=np.asarray(spec["qd0"]))
+    engine = spec["engine"]
     runner = {"mujoco": _mujoco, "mjx": _mjx, "mjx-ours": _mjx}.get(engine, _brax)
-    return runner(engine, model, xml, batch, steps, repeats, seed)
+    return runner(engine, model, spec["xml"], spec["batch"], spec["steps"], spec["repeats"], spec["seed"])
+
+
+def main(argv=None) -> int:
+    """`python -m scenec.compiler.bench_peers SPEC.json`: run one peer, print its figures as JSON."""
+    import json
+    import sys
+    import warnings
+
+    argv = sys.argv[1:] if argv is None else argv
+    with open(argv[0]) as f:
+        spec = json.load(f)
+    warnings.simplefilter("ignore")       # Brax warns that it is unmaintained on every load
+    print(json.dumps(_run_here(spec)), flush=True)
+    return 0
 
 
 def _figures(engine: str, h: float, batch: int, nstep: int, times: list[float], **extra) -> dict:
@@ -149,7 +201,7 @@ def mujoco_rollout(mj, qpos0, qvel0, control, nthread: int | None = None, datas=
         stop = min(batch, start + chunk)
         n = stop - start
         rollout.rollout(mj, datas, init[start:stop], control[start:stop], nstep=nstep,
-                        state=out[:n], persistent_pool=True)
+                        state=out[:n])
         final[start:stop] = out[:n, -1, qpos_slice]
     return final
 
@@ -176,9 +228,14 @@ def _mujoco(engine, model, xml, batch, steps, repeats, seed):
         t = time.perf_counter()
         final = mujoco_rollout(mj, qpos0, qvel0, control, nthread, datas, out)
         times.append(time.perf_counter() - t)
+    # MuJoCo resets an environment whose state goes bad (and warns) instead of carrying NaNs on:
+    # its "nonfinite" is 0 by construction, its warnings count the resets over all runs.
+    bad = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
+           mujoco.mjtWarning.mjWARN_BADQACC)
+    resets = sum(int(d.warning[int(w)].number) for d in datas for w in bad)
     return _figures(engine, float(mj.opt.timestep), batch, nstep, times, compile_s=0.0,
                     solver="PGS", iterations=int(mj.opt.iterations), threads=nthread,
-                    nonfinite=int(np.sum(~np.all(np.isfinite(final), axis=1))))
+                    nonfinite=int(np.sum(~np.all(np.isfinite(final), axis=1))), resets=resets)
 
 
 # ----------------------------------------------------------------------------------------------- MJX
@@ -275,3 +332,7 @@ def _brax(engine, model, xml, batch, steps, repeats, seed):
     return _time_jax(engine, run, batch, steps * substeps, repeats, seed, float(sys.opt.timestep),
                      solver=f"{engine.split('-')[1]} (Brax's, pyramidal cone)",
                      iterations=int(sys.solver_iterations))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

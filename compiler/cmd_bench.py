@@ -36,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compare", metavar="ENGINES",
                         help="also run peer engines on the scene's MJCF: comma-separated from mujoco, "
                              "mjx, mjx-ours, brax (= brax-generalized, brax-positional, brax-spring)")
+    parser.add_argument("--peer-timeout", type=float, default=600.0, metavar="S",
+                        help="seconds a peer engine may take at one point before it is stopped (default 600)")
     parser.add_argument("--allow-outside", action="store_true")
 
 
@@ -96,7 +98,8 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
     }
 
 
-def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, repeats: int) -> list:
+def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, repeats: int,
+                  timeout: float) -> list:
     """Run each peer engine at our point's batch size; print one line each; return their figures
     with `ratio` = our sim s per wall s over theirs."""
     from .bench_peers import run_peer
@@ -104,7 +107,7 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
     out = []
     for engine in engines:
         try:
-            r = run_peer(engine, model, xml, ours["batch"], steps, repeats)
+            r = run_peer(engine, model, xml, ours["batch"], steps, repeats, timeout=timeout)
         except Exception as e:   # a peer that fails on this model is reported, not fatal
             msg = str(e).splitlines()[0] if str(e) else ""
             print(f"         vs {engine}: failed ({type(e).__name__}: {msg})")
@@ -112,7 +115,8 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
             continue
         r["ratio"] = ours["sim_s_per_wall_s"] / r["sim_s_per_wall_s"]
         its = f"{r['iterations']} it" + (f", ls {r['ls_iterations']}" if "ls_iterations" in r else "")
-        bad = f", {r['nonfinite']} non-finite" if r.get("nonfinite") else ""
+        bad = (f", {r['nonfinite']} non-finite" if r.get("nonfinite") else "") + (
+            f", {r['resets']} resets of bad states" if r.get("resets") else "")
         print(f"         vs {engine:<17} h {r['timestep']:g} s, {r['solver']} {its}: "
               f"{r['physics_steps_per_s']:>12,.0f} steps/s {r['sim_s_per_wall_s']:>10,.1f} sim s/wall s, "
               f"compile {r['compile_s']:.1f} s{bad}  -> ours x{r['ratio']:.2f}")
@@ -187,7 +191,8 @@ def run(args: argparse.Namespace) -> int:
                   f"{p['flops_per_control_step'] / 1e6:>11.2f} {p['bytes_per_control_step'] / 1e6:>8.2f} "
                   f"{100 * p['fraction_of_peak']:>6.2f}%")
             if args.compare:
-                p["peers"] = compare_point(engines, model, xml, p, args.steps, args.repeats) if xml else []
+                p["peers"] = compare_point(engines, model, xml, p, args.steps, args.repeats,
+                                           args.peer_timeout) if xml else []
             write_json(args.json, results, entry)      # after every point: a run cut short keeps them
         results["scenes"].append(entry)
     results["complete"] = True

@@ -245,7 +245,7 @@ class _Writer:
         pos = np.asarray(m.geom_pos[g], np.float64)
         attrs = {"name": self.geom_names[g], "type": _SHAPE_WORDS[shape]}
         if shape == 0:       # planes collide as infinite in both engines; the size only draws
-            attrs["size"] = self.f(size[0] or 1.0, size[1] or 1.0, 1.0) if size[0] and size[1] else "0 0 1"
+            attrs["size"] = self.f(size[0], size[1], 1.0) if size[0] > 0 and size[1] > 0 else "0 0 1"
         elif shape == 1:
             attrs["hfield"] = self._hfield_name(g)
             # MuJoCo's surface starts at the geom's z = 0; ours at our lowest elevation
