@@ -21,6 +21,7 @@
 #      our step and each JAX peer (MJX, Brax's three pipelines) once, ~10-20 s apiece on a CPU host,
 #      so the full matrix (3 scenes x 4 batch sizes x 6 JAX programs) may not fit the deadline; the
 #      XLA cache ($JAX_COMPILATION_CACHE_DIR, default beside the venv) makes a second run cheaper.
+#      Each peer runs in its own process and is stopped after $BENCH_PEER_TIMEOUT s (default 240).
 # Exit status: the bench's (124 when the deadline cut it short), or 2 when the setup failed.
 set -euo pipefail
 
@@ -88,7 +89,7 @@ set +e
 PYTHONUNBUFFERED=1 timeout --signal=INT --kill-after=15 "$LEFT" \
     "$PY" -u -m scenec.compiler.cli bench scenes/ant.yaml scenes/humanoid.yaml scenes/half_cheetah.yaml \
     --batch "$BATCH" --steps "$STEPS" --repeats "$REPEATS" --json "$OUT/bench_gpu.json" \
-    --compare "$COMPARE" 2>&1 | tee -a "$LOG"
+    --compare "$COMPARE" --peer-timeout "${BENCH_PEER_TIMEOUT:-240}" 2>&1 | tee -a "$LOG"
 RC=${PIPESTATUS[0]}
 set -e
 if (( RC == 124 || RC == 130 )); then
