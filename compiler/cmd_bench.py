@@ -4,7 +4,7 @@ Where it sits: compiler/, a subcommand (cli.py); the benchmark harness of the pe
 each scene and batch size it reports the step's compile time (jax trace and XLA compile, separately),
 physics steps per second and simulated seconds per wall-clock second (the median of `--repeats`
 timed runs after a warm-up, with the spread), the FLOPs and bytes XLA's cost analysis counts for one
-control step of the batch, and what fraction of this machine's peak those FLOPs reach, the peak being
+control step of the batch (every loop weighted by its trip count: hlo_cost.py), and what fraction of this machine's peak those FLOPs reach, the peak being
 measured in the same process (a float32 matrix product). `--json FILE` writes the same figures.
 
 `--compare mujoco,mjx,brax` runs the same scene, exported as MJCF (export_mjcf.py), through peer
@@ -74,9 +74,11 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
     t1 = time.perf_counter()
     executable = lowered.compile()
     t2 = time.perf_counter()
-    cost = executable.cost_analysis() or {}
-    if isinstance(cost, (list, tuple)):
-        cost = cost[0] if cost else {}
+    # XLA's own cost_analysis() counts each loop body once; hlo_cost weights every loop (substeps,
+    # solver iterations, constraint blocks, batch tiles) by its trip count.
+    from .hlo_cost import loop_weighted_cost
+
+    cost = loop_weighted_cost(executable)
     # The timed runs: `steps` control steps with random actions in one jitted scan.
     run = rollout_fn(model, batch, steps).lower(jax.random.PRNGKey(0)).compile()
     jax.block_until_ready(run(jax.random.PRNGKey(0)))                 # warm-up
