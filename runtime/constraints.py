@@ -126,13 +126,12 @@ def _contact_blocks(m: Model, f: Frames):
 def _limit_rows(m: Model, q):
     """One row per limited joint, J (k, nv, B): hinge/slide rows push away from the nearer end of the
     range (their distance C is the smaller of the two); a ball row is the cone angle's distance to its
-    maximum. Also returns C, tc, dr (k, B) and, per row, the dof of a hinge/slide row (-1 for a ball
-    row, whose J spans three dofs)."""
+    maximum. Also returns C, tc, dr (k, B)."""
     dtype = q.dtype
     batch = q.shape[-1]
     kinds = np.asarray(m.jnt_kind.array)
     limited = np.asarray(m.jnt_limited.array)
-    J, C, tc, dr, dof = [], [], [], [], []
+    J, C, tc, dr = [], [], [], []
     one = np.flatnonzero(limited & ((kinds == JointKind.HINGE) | (kinds == JointKind.SLIDE)))
     if len(one):
         a = np.asarray(m.jnt_qpos_adr.array)[one]
@@ -147,7 +146,6 @@ def _limit_rows(m: Model, q):
         C.append(jnp.where(lower_nearer, below, above))
         tc.append(jnp.broadcast_to(m.jnt_limit_solref[one, 0:1], (len(one), batch)))
         dr.append(jnp.broadcast_to(m.jnt_limit_solref[one, 1:2], (len(one), batch)))
-        dof += list(d)
     for j in np.flatnonzero(limited & (kinds == JointKind.BALL)):
         a, d = m.jnt_qpos_adr[j], m.jnt_dof_adr[j]
         quat = sm.normalize(q[a:a + 4])
@@ -160,18 +158,12 @@ def _limit_rows(m: Model, q):
         C.append((m.jnt_range[j, 1] - angle)[None])
         tc.append(jnp.broadcast_to(m.jnt_limit_solref[j, 0], (1, batch)))
         dr.append(jnp.broadcast_to(m.jnt_limit_solref[j, 1], (1, batch)))
-        dof.append(-1)
-    return J, C, tc, dr, dof
+    return J, C, tc, dr
 
 
-def _rows_times_minv(J, minv, dof=None):
-    """W = J·M⁻¹ for rows J (…, nv, B) and M⁻¹ (nv, nv, B). A row with a single non-zero entry ±1 at a
-    known dof (dof[i] >= 0, a hinge or slide limit) is that entry times M⁻¹'s row: no products."""
-    nv = minv.shape[0]
-    W = sum(J[..., k:k + 1, :] * minv[k] for k in range(nv))
-    if dof is None or not any(d >= 0 for d in dof):
-        return W
-    return jnp.stack([W[i] if d < 0 else J[i, d][None] * minv[d] for i, d in enumerate(dof)])
+def _rows_times_minv(J, minv):
+    """W = J·M⁻¹ for rows J (…, nv, B) and M⁻¹ (nv, nv, B), one elementwise chain over the dofs."""
+    return sum(J[..., k:k + 1, :] * minv[k] for k in range(minv.shape[0]))
 
 
 def _row_dot(a, b):
@@ -230,11 +222,11 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         return qd_vec + Wb[0] * step[0] + Wb[1] * step[1] + Wb[2] * step[2], new
 
     # --- joint limits: one row each --------------------------------------------------------------
-    lJ, lC, ltc, ldr, ldof = _limit_rows(m, q)
-    nlimit = len(ldof)
+    lJ, lC, ltc, ldr = _limit_rows(m, q)
+    nlimit = sum(x.shape[0] for x in lJ)
     if nlimit:
         Jl = jnp.concatenate(lJ)                                        # (nl, nv, B)
-        Wl = _rows_times_minv(Jl, minv, ldof)
+        Wl = _rows_times_minv(Jl, minv)
         Al = _row_dot(Jl, Wl)                                           # (nl, B)
         ml = jnp.where(Al > _TINY, 1.0 / jnp.where(Al > _TINY, Al, 1.0), 0.0)
         limits = (Jl, Wl, ml) + bias_of(jnp.concatenate(ltc), jnp.concatenate(ldr), jnp.concatenate(lC))
@@ -264,12 +256,10 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
 
     # Restitution: contacts of bouncing pairs that hit faster than the threshold and carry a normal
     # impulse bounce back (pairs whose restitution was 0 at compile time are not visited).
-    rows = np.concatenate([np.repeat(np.asarray(b, bool), grp.ncon)
-                           for b, grp in zip(_group_bounce(m), m.pair_groups)])
-    idx = np.flatnonzero(rows)
+    rows_per_pair = np.concatenate([np.full(len(grp.geom1), grp.ncon) for grp in m.pair_groups])
+    idx = np.flatnonzero(np.repeat(np.asarray(m.pair_bounce.array, bool), rows_per_pair))
     if len(idx):
-        e = jnp.concatenate([jnp.repeat(m.pair_restitution[sl], grp.ncon)
-                             for sl, grp in zip(_group_slices(m), m.pair_groups)])[idx]
+        e = jnp.repeat(m.pair_restitution, rows_per_pair, total_repeat_length=ncontact)[idx]
         Jn, Wn = Jc[idx, 0], Wc[idx, 0]                                 # (k, nv, B)
         v_before = _row_dot(Jn, qd[None])                               # normal velocity at the start
         lam_n = lam[idx, 0]
@@ -305,18 +295,3 @@ def _bias(tc, dr, C, h):
     speculative = C > 0
     return (jnp.where(speculative, C / h, bias_rate * C), jnp.where(speculative, 1.0, mass_scale),
             jnp.where(speculative, 0.0, impulse_scale))
-
-
-def _group_slices(m: Model):
-    """Each pair group's slice of the pair arrays (group order)."""
-    out, start = [], 0
-    for grp in m.pair_groups:
-        out.append(slice(start, start + len(grp.geom1)))
-        start += len(grp.geom1)
-    return out
-
-
-def _group_bounce(m: Model):
-    """Per group, which of its pairs may bounce (restitution > 0 when the scene was compiled)."""
-    flags = np.asarray(m.pair_bounce.array, bool)
-    return [flags[sl] for sl in _group_slices(m)]

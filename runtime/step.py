@@ -129,7 +129,7 @@ def step(m: Model, state: State, action) -> State:
         q, qd, cforce, xpos, xquat = (_outer(x, lead) for x in outs)
     else:
         # Tiles of `tile` environments, one after the other: each tile's working set stays in the
-        # core's cache (Ant: 84k → 98k physics steps/s at batch 1024, 66k → 98k at 4096).
+        # core's cache (Ant: 84k → 97k physics steps/s at batch 1024, 66k → 93k at 4096).
         n = batch // tile
         split = lambda x: jnp.moveaxis(x.reshape((n, tile) + x.shape[len(lead):]), 1, -1)  # noqa: E731
         join = lambda x: jnp.moveaxis(x, -1, 1).reshape(tuple(lead) + x.shape[1:-1])      # noqa: E731
