@@ -6,7 +6,13 @@ set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 10
   slower and run it 1.6× slower (XLA compile 16.9 s → 7.4 s, 12.5k → 20.2k physics steps/s);
 - `--xla_cpu_experimental_ynn_fusion_type=` (empty: no YNNPACK fusions; jaxlib 0.10 and later): the
   reductions and small products it takes over run 1.2–1.6× slower than XLA's own loops here, with
-  the batch as the fastest-varying axis.
+  the batch as the fastest-varying axis;
+- `--xla_force_host_platform_device_count=N`, N the CPU cores this process may use (or
+  SCENEC_HOST_DEVICES): one XLA CPU device per core, and `step` splits a large batch over them
+  (step.py, `_split`). One XLA CPU device runs scenec's step on one core in effect (taskset to a
+  single core runs it as fast); two devices on the 2-core machine run Ant at batch 1024 2.0× as fast
+  (`python tools/bench_devices.py`). SCENEC_HOST_DEVICES=1 keeps one device (needed when your own
+  code maps over the host devices with `pmap` or `shard_map` and calls `step` inside).
 The flags are read when jax first starts its CPU backend, so they have no effect if jax has already
 run something. An unknown flag stops XLA, so the second one is only set for jaxlib versions that know
 it.
@@ -25,6 +31,13 @@ def _defaults():
             flags["--xla_cpu_experimental_ynn_fusion_type"] = ""
     except Exception:  # noqa: BLE001  (no metadata: keep the flag every version knows)
         pass
+    try:
+        cores = len(_os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = _os.cpu_count() or 1
+    devices = int(_os.environ.get("SCENEC_HOST_DEVICES", cores))
+    if devices > 1:
+        flags["--xla_force_host_platform_device_count"] = str(devices)
     return flags
 
 

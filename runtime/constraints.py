@@ -204,7 +204,7 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         bias_c, ms_c, is_c = bias_of(jnp.concatenate([bcast(x) for x in con["tc"]]),
                                      jnp.concatenate([bcast(x) for x in con["dr"]]), Cc)
         contacts = (Jc, Wc, mc, active, mu, bias_c, ms_c, is_c)
-        carry.append(jnp.zeros((ncontact, 3, batch), dtype))
+        carry.append(sm.zeros_like_batch((ncontact, 3, batch), qd_free))
 
     def contact_update(qd_vec, blk):
         Jb, Wb, mb, on, mu_b, bias_b, ms_b, is_b, lam = blk             # Jb (3, nv, B), lam (3, B)
@@ -230,7 +230,7 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         Al = _row_dot(Jl, Wl)                                           # (nl, B)
         ml = jnp.where(Al > _TINY, 1.0 / jnp.where(Al > _TINY, Al, 1.0), 0.0)
         limits = (Jl, Wl, ml) + bias_of(jnp.concatenate(ltc), jnp.concatenate(ldr), jnp.concatenate(lC))
-        carry.append(jnp.zeros((nlimit, batch), dtype))
+        carry.append(sm.zeros_like_batch((nlimit, batch), qd_free))
 
     def limit_update(qd_vec, row):
         Jr, Wr, mr, bias_r, ms_r, is_r, lam = row                       # Jr (nv, B), lam (B,)

@@ -14,7 +14,17 @@ inside elementwise fusions.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
+
+
+def zeros_like_batch(shape, ref):
+    """Zeros of `shape` with `ref`'s dtype that vary over the same manual mesh axes as `ref` (inside a
+    caller's `shard_map`, a scan's initial carry must have the type its body returns)."""
+    z = jnp.zeros(shape, ref.dtype)
+    t = jax.typeof(ref)
+    axes = tuple(sorted(getattr(getattr(t, "manual_axis_type", None), "varying", None) or getattr(t, "vma", ())))
+    return jax.lax.pcast(z, axes, to="varying") if axes else z
 
 
 def c(x):

@@ -61,81 +61,103 @@ def step(m: Model, state: State, action) -> State:
 
     `state` may carry leading batch axes (then `action` has the same, or none and is shared); inside,
     the batch is moved to the last axis (math.py), so calling `step` on a batch directly is the fast
-    path, and `jax.vmap(step)` works too. A batch above TILE environments is advanced in tiles
-    (`lax.map`), the same arithmetic per environment."""
+    path, and `jax.vmap(step)` works too. A large batch is split over the host's CPU devices (see
+    `_split` and runtime/__init__.py), and on each device advanced in tiles of at most TILE
+    environments (`lax.map`): the same arithmetic per environment either way."""
     dtype = state.q.dtype
     lead = state.q.shape[:-1]
     action = jnp.broadcast_to(jnp.asarray(action, dtype), lead + (m.nu,))
-    h = m.timestep / m.substeps
-
-    def advance(q0, qd0, ctrl):
-        """The substeps for one tile of environments: (nq, b), (nv, b), (nu, b) → the new q and qd,
-        the contact forces and the body poses, all with the batch last."""
-        batch = q0.shape[-1]
-
-        def smooth(q, qd, implicit_h):
-            """Frames, M⁻¹ and the unconstrained acceleration at (q, qd); joint damping enters M as
-            implicit_h·damping (semi-implicit Euler) or not at all (Runge–Kutta stages)."""
-            with jax.named_scope("kinematics"):
-                f = kinematics.forward_kinematics(m, q)
-            with jax.named_scope("velocities"):
-                cvel, cdof_dot = dynamics.com_velocities(m, f, qd)
-            with jax.named_scope("inertia"):
-                cinert = dynamics.body_inertias(m, f)
-            with jax.named_scope("forces"):
-                tau = (dynamics.actuator_forces(m, q, qd, ctrl) + dynamics.passive_forces(m, q, qd)
-                       - dynamics.bias_forces(m, f, cvel, cdof_dot, cinert, m.gravity, qd))
-            with jax.named_scope("mass_matrix"):
-                mass = dynamics.mass_matrix(m, f, cinert, m.dof_armature + implicit_h * m.dof_damping)
-                # One elimination gives M⁻¹ (the constraints need it) and M⁻¹τ together: a separate
-                # product M⁻¹·τ let XLA fuse the elimination's last step into it (Ant: 10% of the step).
-                minv, qacc = dynamics.inverse_spd(mass, tau)
-            return f, minv, qacc
-
-        def substep(carry, _):
-            q, qd, _ = carry
-            if m.integrator == "rk4":
-                f, minv, a1 = smooth(q, qd, 0.0)
-                qd2 = qd + 0.5 * h * a1
-                a2 = smooth(integrate_positions(m, q, qd, 0.5 * h), qd2, 0.0)[2]
-                qd3 = qd + 0.5 * h * a2
-                a3 = smooth(integrate_positions(m, q, qd2, 0.5 * h), qd3, 0.0)[2]
-                qd4 = qd + h * a3
-                a4 = smooth(integrate_positions(m, q, qd3, h), qd4, 0.0)[2]
-                qd_free = qd + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
-                q_free = integrate_positions(m, q, (qd + 2.0 * qd2 + 2.0 * qd3 + qd4) / 6.0, h)
-            else:
-                f, minv, qacc = smooth(q, qd, h)
-                qd_free = qd + h * qacc
-            with jax.named_scope("constraints"):
-                qd_new, cforce = constraints.solve_velocity(m, f, minv, q, qd, qd_free, h)
-            with jax.named_scope("integration"):
-                if m.integrator == "rk4":  # the constraint's velocity change moves q to first order
-                    q_new = integrate_positions(m, q_free, qd_new - qd_free, h)
-                else:
-                    q_new = integrate_positions(m, q, qd_new, h)
-            return (q_new, qd_new, cforce), None
-
-        cforce0 = jnp.zeros((m.nbody, 3, batch), dtype)
-        (q, qd, cforce), _ = jax.lax.scan(substep, (q0, qd0, cforce0), None, length=m.substeps)
-        with jax.named_scope("outputs"):
-            f = kinematics.forward_kinematics(m, q)
-        return q, qd, cforce, f.xpos, f.xquat
-
     batch = math.prod(lead)
+    flat = lambda x: x.reshape((batch,) + x.shape[len(lead):])         # noqa: E731
+    args = (flat(state.q), flat(state.qd), flat(action))
+    devices = _split(batch)
+    if len(devices) > 1:
+        # One program per device on its share of the batch (shard_map); the model's values go in as
+        # replicated arguments, so gradients with respect to them are summed over the devices.
+        leaves, tree = jax.tree_util.tree_flatten(m)
+        spec = jax.sharding.PartitionSpec("envs")
+        rep = jax.sharding.PartitionSpec()
+        run = jax.shard_map(lambda lv, *a: _advance_batch(jax.tree_util.tree_unflatten(tree, lv), *a),
+                            mesh=jax.sharding.Mesh(np.asarray(devices), ("envs",)),
+                            in_specs=([rep] * len(leaves), spec, spec, spec), out_specs=spec,
+                            check_vma=False)
+        outs = run(leaves, *args)
+    else:
+        outs = _advance_batch(m, *args)
+    q, qd, cforce, xpos, xquat = (x.reshape(tuple(lead) + x.shape[1:]) for x in outs)
+    return State(q=q, qd=qd, time=state.time + m.timestep, xpos=xpos, xquat=xquat, contact_force=cforce)
+
+
+def _advance_batch(m: Model, q, qd, ctrl):
+    """(B, nq), (B, nv), (B, nu) → the new q, qd, contact forces, body positions and orientations, each
+    with the batch first: all at once up to TILE environments, else in tiles one after the other, so
+    that each tile's working set stays in the core's cache (Ant: 84k → 97k physics steps/s at batch
+    1024, 66k → 93k at 4096)."""
+    batch = q.shape[0]
     tile = _tile(batch)
     if tile == batch:
-        outs = advance(_inner(state.q, lead), _inner(state.qd, lead), _inner(action, lead))
-        q, qd, cforce, xpos, xquat = (_outer(x, lead) for x in outs)
-    else:
-        # Tiles of `tile` environments, one after the other: each tile's working set stays in the
-        # core's cache (Ant: 84k → 97k physics steps/s at batch 1024, 66k → 93k at 4096).
-        n = batch // tile
-        split = lambda x: jnp.moveaxis(x.reshape((n, tile) + x.shape[len(lead):]), 1, -1)  # noqa: E731
-        join = lambda x: jnp.moveaxis(x, -1, 1).reshape(tuple(lead) + x.shape[1:-1])      # noqa: E731
-        outs = jax.lax.map(lambda a: advance(*a), (split(state.q), split(state.qd), split(action)))
-        q, qd, cforce, xpos, xquat = (join(x) for x in outs)
-    return State(q=q, qd=qd, time=state.time + m.timestep, xpos=xpos, xquat=xquat, contact_force=cforce)
+        return tuple(jnp.moveaxis(x, -1, 0) for x in _advance(m, q.T, qd.T, ctrl.T))
+    n = batch // tile
+    split = lambda x: jnp.moveaxis(x.reshape((n, tile) + x.shape[1:]), 1, -1)   # noqa: E731
+    outs = jax.lax.map(lambda a: _advance(m, *a), (split(q), split(qd), split(ctrl)))
+    return tuple(jnp.moveaxis(x, -1, 1).reshape((batch,) + x.shape[1:-1]) for x in outs)
+
+
+def _advance(m: Model, q0, qd0, ctrl):
+    """The substeps for one tile of environments: (nq, b), (nv, b), (nu, b) → the new q and qd, the
+    contact forces and the body poses, all with the batch last."""
+    dtype = q0.dtype
+    batch = q0.shape[-1]
+    h = m.timestep / m.substeps
+
+    def smooth(q, qd, implicit_h):
+        """Frames, M⁻¹ and the unconstrained acceleration at (q, qd); joint damping enters M as
+        implicit_h·damping (semi-implicit Euler) or not at all (Runge–Kutta stages)."""
+        with jax.named_scope("kinematics"):
+            f = kinematics.forward_kinematics(m, q)
+        with jax.named_scope("velocities"):
+            cvel, cdof_dot = dynamics.com_velocities(m, f, qd)
+        with jax.named_scope("inertia"):
+            cinert = dynamics.body_inertias(m, f)
+        with jax.named_scope("forces"):
+            tau = (dynamics.actuator_forces(m, q, qd, ctrl) + dynamics.passive_forces(m, q, qd)
+                   - dynamics.bias_forces(m, f, cvel, cdof_dot, cinert, m.gravity, qd))
+        with jax.named_scope("mass_matrix"):
+            mass = dynamics.mass_matrix(m, f, cinert, m.dof_armature + implicit_h * m.dof_damping)
+            # One elimination gives M⁻¹ (the constraints need it) and M⁻¹τ together: a separate
+            # product M⁻¹·τ let XLA fuse the elimination's last step into it (Ant: 10% of the step).
+            minv, qacc = dynamics.inverse_spd(mass, tau)
+        return f, minv, qacc
+
+    def substep(carry, _):
+        q, qd, _ = carry
+        if m.integrator == "rk4":
+            f, minv, a1 = smooth(q, qd, 0.0)
+            qd2 = qd + 0.5 * h * a1
+            a2 = smooth(integrate_positions(m, q, qd, 0.5 * h), qd2, 0.0)[2]
+            qd3 = qd + 0.5 * h * a2
+            a3 = smooth(integrate_positions(m, q, qd2, 0.5 * h), qd3, 0.0)[2]
+            qd4 = qd + h * a3
+            a4 = smooth(integrate_positions(m, q, qd3, h), qd4, 0.0)[2]
+            qd_free = qd + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+            q_free = integrate_positions(m, q, (qd + 2.0 * qd2 + 2.0 * qd3 + qd4) / 6.0, h)
+        else:
+            f, minv, qacc = smooth(q, qd, h)
+            qd_free = qd + h * qacc
+        with jax.named_scope("constraints"):
+            qd_new, cforce = constraints.solve_velocity(m, f, minv, q, qd, qd_free, h)
+        with jax.named_scope("integration"):
+            if m.integrator == "rk4":  # the constraint's velocity change moves q to first order
+                q_new = integrate_positions(m, q_free, qd_new - qd_free, h)
+            else:
+                q_new = integrate_positions(m, q, qd_new, h)
+        return (q_new, qd_new, cforce), None
+
+    cforce0 = sm.zeros_like_batch((m.nbody, 3, batch), q0)
+    (q, qd, cforce), _ = jax.lax.scan(substep, (q0, qd0, cforce0), None, length=m.substeps)
+    with jax.named_scope("outputs"):
+        f = kinematics.forward_kinematics(m, q)
+    return q, qd, cforce, f.xpos, f.xquat
 
 
 TILE = 128   # environments per tile of a large batch (see `_tile`)
@@ -149,6 +171,20 @@ def _tile(batch: int) -> int:
         return batch
     best = max(d for d in range(1, TILE + 1) if batch % d == 0)
     return best if best >= TILE // 4 else batch
+
+
+def _split(batch: int) -> list:
+    """The devices `step` splits a batch over: the most of the host's CPU devices (runtime/__init__.py
+    makes one per core) that divide the batch and leave each at least TILE/4 environments; a single
+    device for a small batch, a single host device, another backend (a GPU runs the whole batch), or
+    inside the caller's own mesh (`pmap`, `shard_map`, `jax.set_mesh`: the caller places the batch)."""
+    devices = jax.devices()
+    mine = jax.sharding.get_abstract_mesh().empty
+    if mine and batch > 1 and len(devices) > 1 and devices[0].platform == "cpu":
+        for n in range(len(devices), 1, -1):
+            if batch % n == 0 and batch // n >= TILE // 4:
+                return devices[:n]
+    return devices[:1]
 
 
 def integrate_positions(m: Model, q, qd, h):

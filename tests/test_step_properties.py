@@ -102,6 +102,97 @@ def test_tiled_batch_equals_its_parts(compiled):
     assert whole.q.shape == (2, 160, c.model.nq) and whole.contact_force.shape == (2, 160, c.model.nbody, 3)
 
 
+class _FakeDevice:
+    def __init__(self, platform):
+        self.platform = platform
+
+
+def test_split_sizes(monkeypatch):
+    # A batch is split over the most host CPU devices that divide it and leave each >= TILE/4 envs.
+    monkeypatch.setattr(jax, "devices", lambda *a: [_FakeDevice("cpu")] * 4)
+    assert len(rstep._split(1024)) == 4 and len(rstep._split(96)) == 3 and len(rstep._split(64)) == 2
+    assert len(rstep._split(63)) == 1 and len(rstep._split(1021)) == 1 and len(rstep._split(1)) == 1
+    monkeypatch.setattr(jax, "devices", lambda *a: [_FakeDevice("gpu")] * 4)
+    assert len(rstep._split(1024)) == 1                     # other backends: the caller decides
+
+
+needs_two = pytest.mark.skipif(len(jax.devices()) < 2 or jax.devices()[0].platform != "cpu",
+                               reason="needs two XLA host devices (one core here, or SCENEC_HOST_DEVICES=1)")
+
+
+def _model_with(model, **values):
+    return model.__class__(**{**{k: getattr(model, k) for k in model.static_fields + model.leaf_fields}, **values})
+
+
+def _split_and_whole(c, seed):
+    """256 boxes sliding in random directions; `step` (split over the host devices) and the same batch
+    on one device (`rstep._advance_batch`), each as (model, state) → state."""
+    rng = np.random.default_rng(seed)
+    s0 = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (256,) + x.shape), c.init())
+    s0 = s0.replace(qd=s0.qd + jnp.asarray(rng.normal(0, 1.0, s0.qd.shape), s0.qd.dtype))
+    u = jnp.zeros((256, c.model.nu), jnp.float32)
+    assert len(rstep._split(256)) >= 2
+
+    def split(m, s):
+        return rstep.step(m, s, u)
+
+    def whole(m, s):
+        q, qd, *_ = rstep._advance_batch(m, s.q, s.qd, u)
+        return s.replace(q=q, qd=qd)
+
+    return s0, split, whole
+
+
+@needs_two
+def test_split_batch_equals_one_device(compiled):
+    # The same arithmetic per environment in programs XLA compiles separately: float32 rounding.
+    TOL = 2e-5
+    c = compiled["box_on_plane"]
+    s0, split, whole = _split_and_whole(c, 2)
+    run = lambda advance: jax.jit(lambda s: jax.lax.scan(                  # noqa: E731
+        lambda s, _: (advance(c.model, s), None), s, None, length=10)[0])(s0)
+    a, b = run(split), run(whole)
+    assert isinstance(a.q.sharding, jax.sharding.NamedSharding)            # it did run split
+    np.testing.assert_allclose(np.asarray(a.q), np.asarray(b.q), atol=TOL)
+    np.testing.assert_allclose(np.asarray(a.qd), np.asarray(b.qd), atol=TOL)
+
+
+@needs_two
+@pytest.mark.slow
+def test_split_batch_gradients_sum_over_devices(compiled):
+    # A model value goes to every device as a replicated argument; its gradient must be the sum of the
+    # devices' parts, equal to the one-device gradient (float32 rounding over 10 steps: rtol 1e-4).
+    c = compiled["box_on_plane"]
+    s0, split, whole = _split_and_whole(c, 3)
+
+    def loss(friction, advance):
+        m = _model_with(c.model, pair_friction=friction)
+        s, _ = jax.lax.scan(lambda s, _: (advance(m, s), None), s0, None, length=10)
+        return jnp.sum(s.qd[:, :2] ** 2)
+
+    g1 = jax.jit(jax.grad(lambda f: loss(f, split)))(c.model.pair_friction)
+    g2 = jax.jit(jax.grad(lambda f: loss(f, whole)))(c.model.pair_friction)
+    assert abs(float(g2[0])) > 1.0                                          # friction matters here
+    np.testing.assert_allclose(np.asarray(g1), np.asarray(g2), rtol=1e-4)
+
+
+@needs_two
+def test_step_inside_the_callers_shard_map(compiled):
+    # Inside the caller's own shard_map (or pmap) the step does not split again, and runs.
+    c = compiled["box_on_plane"]
+    mesh = jax.sharding.Mesh(np.asarray(jax.devices()[:2]), ("x",))
+    spec = jax.sharding.PartitionSpec("x")
+    s0 = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (256,) + x.shape), c.init())
+    u = jnp.zeros((256, c.model.nu), jnp.float32)
+    f = jax.jit(jax.shard_map(lambda s, a: rstep.step(c.model, s, a), mesh=mesh, in_specs=spec, out_specs=spec))
+    g = jax.pmap(lambda s, a: rstep.step(c.model, s, a))
+    ref = jax.jit(lambda s, a: rstep.step(c.model, s, a))(s0, u)
+    np.testing.assert_allclose(np.asarray(f(s0, u).q), np.asarray(ref.q), atol=2e-5)
+    paired = jax.tree_util.tree_map(lambda x: x.reshape((2, 128) + x.shape[1:]), s0)
+    np.testing.assert_allclose(np.asarray(g(paired, u.reshape(2, 128, -1)).q).reshape(256, -1), np.asarray(ref.q),
+                               atol=2e-5)
+
+
 # Gradients through contact also have their own test (test_contacts_physics); the box's rollout is slow.
 @pytest.mark.parametrize("name", ["double_pendulum", pytest.param("box_on_plane", marks=pytest.mark.slow)])
 def test_gradients_through_a_rollout_are_finite(compiled, name):
