@@ -79,6 +79,9 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
     from .hlo_cost import loop_weighted_cost
 
     cost = loop_weighted_cost(executable)
+    # A batch split over host devices compiles to one program per device on its share of the batch:
+    # its cost counts that share, so the whole batch's is `devices` times it.
+    devices = len(rstep._split(batch))
     # The timed runs: `steps` control steps with random actions in one jitted scan.
     run = rollout_fn(model, batch, steps).lower(jax.random.PRNGKey(0)).compile()
     jax.block_until_ready(run(jax.random.PRNGKey(0)))                 # warm-up
@@ -94,8 +97,9 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
         "physics_steps_per_s": physics / med,
         "physics_steps_per_s_range": [physics / max(times), physics / min(times)],
         "sim_s_per_wall_s": batch * steps * float(model.timestep) / med,
-        "flops_per_control_step": float(cost.get("flops", float("nan"))),
-        "bytes_per_control_step": float(cost.get("bytes accessed", float("nan"))),
+        "devices": devices,
+        "flops_per_control_step": devices * float(cost.get("flops", float("nan"))),
+        "bytes_per_control_step": devices * float(cost.get("bytes accessed", float("nan"))),
         "seconds_per_control_step": med / steps,
     }
 
@@ -181,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  no peer comparison for {model.name}: {e}")
         print(f"\n{model.name}: dt {float(model.timestep):g} s, {model.substeps} substep(s), nv {model.nv}")
         print(f"  {'batch':>6} {'trace s':>8} {'XLA s':>7} {'physics steps/s':>22} {'sim s/wall s':>13} "
-              f"{'MFLOP/step':>11} {'MB/step':>8} {'% peak':>7}")
+              f"{'MFLOP/step':>11} {'MB/step':>8} {'% peak':>7} {'devices':>7}")
         for b in batches:
             p = bench_point(model, b, args.steps, args.repeats)
             gflops = p["flops_per_control_step"] / p["seconds_per_control_step"] / 1e9
@@ -191,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {b:>6} {p['trace_s']:>8.2f} {p['xla_s']:>7.2f} {p['physics_steps_per_s']:>10,.0f} "
                   f"({lo:,.0f}–{hi:,.0f}) {p['sim_s_per_wall_s']:>13,.1f} "
                   f"{p['flops_per_control_step'] / 1e6:>11.2f} {p['bytes_per_control_step'] / 1e6:>8.2f} "
-                  f"{100 * p['fraction_of_peak']:>6.2f}%")
+                  f"{100 * p['fraction_of_peak']:>6.2f}% {p['devices']:>7}")
             if args.compare:
                 p["peers"] = compare_point(engines, model, xml, p, args.steps, args.repeats,
                                            args.peer_timeout) if xml else []

@@ -105,6 +105,8 @@ def build(loaded) -> ir.SceneIR:
         cone="pyramidal" if o.friction_cone == scene_pb2.PYRAMIDAL else "elliptic",
         density=float(_opt(o, "density", DEFAULTS["density"])),
         integrator="rk4" if o.integrator == scene_pb2.RK4 else "euler",
+        contact_budget=int(_opt(o, "contact_budget", 0)),
+        limit_budget=int(_opt(o, "limit_budget", 0)),
         span=span(("options",)),
     )
 

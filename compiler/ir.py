@@ -51,6 +51,8 @@ class Options:
     cone: str                           # "elliptic" | "pyramidal"
     density: float
     integrator: str = "euler"           # "euler" | "rk4"
+    contact_budget: int = 0             # contact slots per environment (0: one per candidate)
+    limit_budget: int = 0               # limit rows per environment (0: one per limited joint)
     span: Span = NO_SPAN
 
 

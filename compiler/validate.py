@@ -70,6 +70,8 @@ INTERVALS: dict[tuple[str, str], tuple] = {
     ("Options", "timestep"): POSITIVE,
     ("Options", "substeps"): (1, math.inf, True, True),
     ("Options", "solver_iterations"): (1, 1000, True, True),
+    ("Options", "contact_budget"): (0, 10000, True, True),
+    ("Options", "limit_budget"): (0, 10000, True, True),
     ("Options", "friction"): NON_NEGATIVE,
     ("Options", "restitution"): UNIT_INTERVAL,
     ("Options", "contact_time_constant"): POSITIVE,

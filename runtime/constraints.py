@@ -21,12 +21,19 @@ is a speculative contact: it only stops the approach that would close the gap wi
 (bias C/h, rigid). Restitution e: after the iterations, one more sweep asks the normal velocity of rows
 that arrived faster than `RESTITUTION_THRESHOLD` to reach −e·v_before.
 
+Budgets (`options.contact_budget`, `limit_budget`): the solver visits, per environment and substep,
+only the closest contact candidates and the limits nearest their ends, chosen with `lax.top_k` (a
+fixed number of slots, gathered per environment, deepest first): the solver's work follows the
+contacts a scene has at once, not the candidate pairs it might have (Humanoid: 16 slots of 189).
+
 The solver is a `lax.scan` over iterations of a `lax.scan` over blocks (fixed lengths: branch-free and
 reverse-differentiable). Velocities are updated in joint space, qd += W_bᵀ·Δλ with W = J·M⁻¹, which is
 cheaper than forming J·M⁻¹·Jᵀ.
 """
 
 from __future__ import annotations
+
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -82,45 +89,98 @@ def _run_kernel(m: Model, grp, gpos, gmat):
     return type(con)(*(jnp.moveaxis(x, 1, -1) for x in con))         # (npair, ncon, ..., B)
 
 
-def _contact_blocks(m: Model, f: Frames):
-    """Run every pair group's kernel; return the contact blocks and what the force output needs."""
-    p = plan_of(m)
+class _Slots(NamedTuple):
+    """The contact rows the solver visits (s slots, batch last): every candidate of every pair group,
+    or with a contact budget the `m.contact_budget` closest candidates of each environment.
+
+    Per slot: dist (s, B), pos and normal (s, 3, B), active (s, B) as the kernels return them; the
+    slot's pair (index into m.pair_*), first and second body: numpy (s,) arrays when every candidate
+    has its own slot, (s, B) integer arrays when a budget chooses them per environment."""
+
+    dist: jax.Array
+    pos: jax.Array
+    normal: jax.Array
+    active: jax.Array
+    pair: Any
+    body1: Any
+    body2: Any
+
+
+def _candidates(m: Model, f: Frames) -> _Slots:
+    """Run every pair group's kernel: one slot per candidate row, groups in model order."""
     gpos, gmat = geom_poses(m, f)
-    dtype = gpos.dtype
-    c_ang, c_lin = f.cdof[:, :3], f.cdof[:, 3:]                         # (nv, 3, B)
     body_id = np.asarray(m.geom_body_id.array)
-    out = {k: [] for k in ("J", "C", "active", "mu", "tc", "dr", "frame", "b1", "b2")}
+    fields = {k: [] for k in ("dist", "pos", "normal", "active", "pair", "body1", "body2")}
     pair = 0
     for grp in m.pair_groups:
         con = _run_kernel(m, grp, gpos, gmat)
         npair, ncon = len(grp.geom1), grp.ncon
-        b1, b2 = body_id[np.asarray(grp.geom1.array)], body_id[np.asarray(grp.geom2.array)]
-        n = con.normal                                                   # (npair, ncon, 3, B)
-        t1, t2 = _tangents(n)
-        frame = jnp.stack([n, t1, t2], axis=2)                           # (npair, ncon, row, 3, B)
-
-        def rows(body):
-            # row·(lin_d + ang_d × r) = row·lin_d + ang_d·(r × row), masked to the body's chain.
-            r = con.pos - f.root_com[body][:, None]                      # (npair, ncon, 3, B)
-            rxf = sm.cross(r[:, :, None], frame)                         # (npair, ncon, row, 3, B)
-            jac = sum(frame[:, :, :, None, x, :] * c_lin[:, x, :] + rxf[:, :, :, None, x, :] * c_ang[:, x, :]
-                      for x in range(3))                                 # (npair, ncon, row, nv, B)
-            return jac * jnp.asarray(p.moves[body], dtype)[:, None, None, :, None]
-
-        jac = rows(b2) - rows(b1)
-        sl = slice(pair, pair + npair)
         flat = lambda x: x.reshape((npair * ncon,) + x.shape[2:])        # noqa: E731
-        out["J"].append(flat(jac))
-        out["C"].append(flat(con.dist))
-        out["active"].append(flat(con.active).astype(dtype))
-        out["mu"].append(jnp.repeat(m.pair_friction[sl], ncon))
-        out["tc"].append(jnp.repeat(m.pair_solref[sl, 0], ncon))
-        out["dr"].append(jnp.repeat(m.pair_solref[sl, 1], ncon))
-        out["frame"].append(flat(frame))
-        out["b1"].append(np.repeat(b1, ncon))
-        out["b2"].append(np.repeat(b2, ncon))
+        for name in ("dist", "pos", "normal", "active"):
+            fields[name].append(flat(getattr(con, name)))
+        fields["pair"].append(np.repeat(np.arange(pair, pair + npair), ncon))
+        fields["body1"].append(np.repeat(body_id[np.asarray(grp.geom1.array)], ncon))
+        fields["body2"].append(np.repeat(body_id[np.asarray(grp.geom2.array)], ncon))
         pair += npair
-    return out
+    return _Slots(*(jnp.concatenate(fields[k]) for k in ("dist", "pos", "normal", "active")),
+                  *(np.concatenate(fields[k]) for k in ("pair", "body1", "body2")))
+
+
+def _closest(slots: _Slots, k: int) -> _Slots:
+    """Each environment's k candidates of smallest distance (real candidates before padding rows), in
+    that order: the deepest contacts are solved first. Branch-free (`lax.top_k`), and differentiable
+    in the chosen rows' values (the choice itself is a step function, as the kernels' own)."""
+    score = jnp.where(slots.active, -slots.dist, -jnp.inf)              # (nc, B)
+    idx = jax.lax.top_k(score.T, k)[1].T                                # (k, B)
+
+    def take(x):
+        return jnp.take_along_axis(x, idx.reshape(idx.shape[:1] + (1,) * (x.ndim - 2) + idx.shape[1:]), axis=0)
+
+    return _Slots(take(slots.dist), take(slots.pos), take(slots.normal), take(slots.active),
+                  *(jnp.asarray(x)[idx] for x in (slots.pair, slots.body1, slots.body2)))
+
+
+def _per_slot(values, index):
+    """values (n, ...) indexed by the slots' static (s,) or per-environment (s, B) indices: (s, ..., B)
+    for the latter, (s, ...) for the former."""
+    if isinstance(index, np.ndarray):
+        return values[index]
+    return jnp.moveaxis(jnp.asarray(values)[index], 1, -1)
+
+
+def _body_rows(values, index):
+    """Rows of a per-body array with the batch last, values (nbody, ..., B), for each slot: (s, ..., B)."""
+    if isinstance(index, np.ndarray):
+        return values[index]
+    return jnp.take_along_axis(values, index.reshape(index.shape[:1] + (1,) * (values.ndim - 2) + index.shape[1:]),
+                               axis=0)
+
+
+def _pair_values(values, pair, batch):
+    """A per-pair value (npair,) for each slot, (s, B)."""
+    v = _per_slot(values, pair)
+    return jnp.broadcast_to(v if v.ndim == 2 else v[:, None], (v.shape[0], batch))
+
+
+def _slot_jacobians(m: Model, f: Frames, slots: _Slots):
+    """J (s, 3, nv, B) of each slot's normal and two tangent rows, and the frames (s, 3, 3, B)."""
+    p = plan_of(m)
+    dtype = slots.pos.dtype
+    c_ang, c_lin = f.cdof[:, :3], f.cdof[:, 3:]                         # (nv, 3, B)
+    n = slots.normal
+    t1, t2 = _tangents(n)
+    frame = jnp.stack([n, t1, t2], axis=1)                               # (s, row, 3, B)
+
+    def rows(body):
+        # row·(lin_d + ang_d × r) = row·lin_d + ang_d·(r × row), masked to the body's chain.
+        r = slots.pos - _body_rows(f.root_com, body)                     # (s, 3, B)
+        rxf = sm.cross(r[:, None], frame)                                # (s, row, 3, B)
+        jac = sum(frame[:, :, None, x, :] * c_lin[:, x, :] + rxf[:, :, None, x, :] * c_ang[:, x, :]
+                  for x in range(3))                                     # (s, row, nv, B)
+        moves = _per_slot(p.moves.astype(dtype), body)                   # (s, nv) or (s, nv, B)
+        return jac * (moves[:, None, :, None] if moves.ndim == 2 else moves[:, None])
+
+    return rows(slots.body2) - rows(slots.body1), frame
 
 
 def _limit_rows(m: Model, q):
@@ -191,24 +251,27 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
     # --- contacts: blocks of three rows (normal, two tangents) ---------------------------------------
     ncontact = 0
     if m.pair_groups:
-        con = _contact_blocks(m, f)
-        bcast = lambda x: jnp.broadcast_to(x[:, None], (x.shape[0], batch))  # noqa: E731
-        Jc = jnp.concatenate(con["J"])                                  # (nc, 3, nv, B)
+        slots = _candidates(m, f)
+        if 0 < m.contact_budget < len(slots.pair):
+            slots = _closest(slots, m.contact_budget)
+        Jc, frames = _slot_jacobians(m, f, slots)                       # (nc, 3, nv, B), (nc, 3, 3, B)
         ncontact = Jc.shape[0]
         Wc = _rows_times_minv(Jc, minv)                                 # rows of J·M⁻¹
         Ac = _row_dot(Jc, Wc)                                           # (nc, 3, B) diag of J M⁻¹ Jᵀ
         mc = jnp.where(Ac > _TINY, 1.0 / jnp.where(Ac > _TINY, Ac, 1.0), 0.0)
-        Cc = jnp.concatenate(con["C"])
-        active = jnp.concatenate(con["active"])
-        mu = jnp.concatenate([bcast(x) for x in con["mu"]])
-        bias_c, ms_c, is_c = bias_of(jnp.concatenate([bcast(x) for x in con["tc"]]),
-                                     jnp.concatenate([bcast(x) for x in con["dr"]]), Cc)
+        Cc = slots.dist
+        active = slots.active.astype(dtype)
+        per_pair = lambda x: _pair_values(x, slots.pair, batch)           # noqa: E731
+        mu = per_pair(m.pair_friction)
+        bias_c, ms_c, is_c = bias_of(per_pair(m.pair_solref[:, 0]), per_pair(m.pair_solref[:, 1]), Cc)
         contacts = (Jc, Wc, mc, active, mu, bias_c, ms_c, is_c)
         carry.append(sm.zeros_like_batch((ncontact, 3, batch), qd_free))
 
     def contact_update(qd_vec, blk):
         Jb, Wb, mb, on, mu_b, bias_b, ms_b, is_b, lam = blk             # Jb (3, nv, B), lam (3, B)
-        v = sum(Jb[:, d] * qd_vec[d] for d in range(m.nv))              # (3, B) row velocities
+        # v as a reduction, not an elementwise chain: XLA's CPU fusion copies a cheap chain into each of
+        # its consumers (the cone's norm, the clamp, the update) and recomputes it there.
+        v = jnp.sum(Jb * qd_vec[None], axis=1)                          # (3, B) row velocities
         ln = jnp.maximum(lam[0] - mb[0] * ms_b * (v[0] + bias_b) - is_b * lam[0], 0.0) * on
         lt = lam[1:] - mb[1:] * v[1:]
         limit = mu_b * ln
@@ -225,16 +288,22 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
     lJ, lC, ltc, ldr = _limit_rows(m, q)
     nlimit = sum(x.shape[0] for x in lJ)
     if nlimit:
-        Jl = jnp.concatenate(lJ)                                        # (nl, nv, B)
+        Jl, Cl, tcl, drl = (jnp.concatenate(x) for x in (lJ, lC, ltc, ldr))   # (nl, nv, B), (nl, B) ...
+        if 0 < m.limit_budget < nlimit:
+            # Each environment's limit_budget rows nearest their limits (smallest C), nearest first.
+            idx = jax.lax.top_k(-Cl.T, m.limit_budget)[1].T             # (k, B)
+            Jl = jnp.take_along_axis(Jl, idx[:, None, :], axis=0)
+            Cl, tcl, drl = (jnp.take_along_axis(x, idx, axis=0) for x in (Cl, tcl, drl))
+            nlimit = m.limit_budget
         Wl = _rows_times_minv(Jl, minv)
         Al = _row_dot(Jl, Wl)                                           # (nl, B)
         ml = jnp.where(Al > _TINY, 1.0 / jnp.where(Al > _TINY, Al, 1.0), 0.0)
-        limits = (Jl, Wl, ml) + bias_of(jnp.concatenate(ltc), jnp.concatenate(ldr), jnp.concatenate(lC))
+        limits = (Jl, Wl, ml) + bias_of(tcl, drl, Cl)
         carry.append(sm.zeros_like_batch((nlimit, batch), qd_free))
 
     def limit_update(qd_vec, row):
         Jr, Wr, mr, bias_r, ms_r, is_r, lam = row                       # Jr (nv, B), lam (B,)
-        v = sum(Jr[d] * qd_vec[d] for d in range(m.nv))
+        v = jnp.sum(Jr * qd_vec, axis=0)
         new = jnp.maximum(lam - mr * ms_r * (v + bias_r) - is_r * lam, 0.0)
         return qd_vec + Wr * (new - lam), new
 
@@ -255,15 +324,19 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
     lam = lams[0]
 
     # Restitution: contacts of bouncing pairs that hit faster than the threshold and carry a normal
-    # impulse bounce back (pairs whose restitution was 0 at compile time are not visited).
-    rows_per_pair = np.concatenate([np.full(len(grp.geom1), grp.ncon) for grp in m.pair_groups])
-    idx = np.flatnonzero(np.repeat(np.asarray(m.pair_bounce.array, bool), rows_per_pair))
+    # impulse bounce back. Without a budget only the slots of pairs that can bounce are visited (pairs
+    # whose restitution was 0 at compile time); with one, every slot when any pair can bounce.
+    bounces = np.asarray(m.pair_bounce.array, bool)
+    if isinstance(slots.pair, np.ndarray):
+        idx = np.flatnonzero(bounces[slots.pair])
+    else:
+        idx = np.arange(ncontact) if bounces.any() else np.zeros(0, int)
     if len(idx):
-        e = jnp.repeat(m.pair_restitution, rows_per_pair, total_repeat_length=ncontact)[idx]
+        e = _pair_values(m.pair_restitution, slots.pair, batch)[idx]    # (k, B)
         Jn, Wn = Jc[idx, 0], Wc[idx, 0]                                 # (k, nv, B)
         v_before = _row_dot(Jn, qd[None])                               # normal velocity at the start
         lam_n = lam[idx, 0]
-        bounce = (v_before < -RESTITUTION_THRESHOLD) & (e[:, None] > 0) & (lam_n > 0)
+        bounce = (v_before < -RESTITUTION_THRESHOLD) & (e > 0) & (lam_n > 0)
 
         def restitution(qd_vec, blk):
             Jb, Wb, mb, lam_b, on, e_b, v0 = blk
@@ -274,18 +347,26 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         qd_vec, lam_n = jax.lax.scan(restitution, qd_vec, (Jn, Wn, mc[idx, 0], lam_n, bounce, e, v_before))
         lam = lam.at[idx, 0].set(lam_n)
 
-    # Each contact's impulse in the world frame, summed onto its two bodies (static index lists).
-    frames = jnp.concatenate(con["frame"])                              # (ncontact, row, 3, B)
-    world = jnp.sum(lam[:, :, None] * frames, axis=1) / h               # (ncontact, 3, B) on geom2's body
-    b1, b2 = np.concatenate(con["b1"]), np.concatenate(con["b2"])
-    per_body = []
-    for b in range(m.nbody):
-        plus, minus = np.flatnonzero(b2 == b), np.flatnonzero(b1 == b)
-        total = jnp.sum(world[plus], axis=0) if len(plus) else None
-        if len(minus):
-            total = (0.0 if total is None else total) - jnp.sum(world[minus], axis=0)
-        per_body.append(zero_force[0] if total is None else total)
-    return qd_vec, jnp.stack(per_body)
+    # Each contact's impulse in the world frame, summed onto its two bodies.
+    world = jnp.sum(lam[:, :, None] * frames, axis=1) / h               # (ncontact, 3, B) on body2
+    return qd_vec, _forces_on_bodies(m, world, slots.body1, slots.body2, zero_force)
+
+
+def _forces_on_bodies(m: Model, world, body1, body2, zero):
+    """(nbody, 3, B): + each slot's force on its second body, − on its first. Static slots: index lists
+    per body; slots chosen per environment: a 0/±1 weight per body and slot."""
+    if isinstance(body1, np.ndarray):
+        per_body = []
+        for b in range(m.nbody):
+            plus, minus = np.flatnonzero(body2 == b), np.flatnonzero(body1 == b)
+            total = jnp.sum(world[plus], axis=0) if len(plus) else None
+            if len(minus):
+                total = (0.0 if total is None else total) - jnp.sum(world[minus], axis=0)
+            per_body.append(zero[0] if total is None else total)
+        return jnp.stack(per_body)
+    bodies = np.arange(m.nbody)[:, None, None]
+    weight = ((body2[None] == bodies).astype(world.dtype) - (body1[None] == bodies).astype(world.dtype))
+    return jnp.sum(weight[:, :, None, :] * world[None], axis=1)        # (nbody, s, 1, B)·(1, s, 3, B)
 
 
 def _bias(tc, dr, C, h):

@@ -126,7 +126,7 @@ def passive_forces(m: Model, q, qd):
     if len(one):
         d = np.asarray(m.jnt_dof_adr.array)[one]
         a = np.asarray(m.jnt_qpos_adr.array)[one]
-        force = force.at[d].add(-m.dof_stiffness[d][:, None] * (q[a] - m.dof_spring_ref[d][:, None]))
+        force = force + sm.place_rows(-m.dof_stiffness[d][:, None] * (q[a] - m.dof_spring_ref[d][:, None]), d, m.nv)
     return force
 
 
@@ -149,4 +149,4 @@ def actuator_forces(m: Model, q, qd, ctrl):
     if flimited.any():
         frange = m.actuator_force_range[:, :, None]
         force = jnp.where(flimited, jnp.clip(force, frange[:, 0], frange[:, 1]), force)
-    return jnp.zeros_like(qd).at[d].add(gear * force)
+    return sm.place_rows(gear * force, d, m.nv)

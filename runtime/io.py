@@ -21,7 +21,7 @@ import numpy as np
 from .collision_data import ConvexData, HeightFieldData
 from .types import Model, PairGroup, Static
 
-FORMAT = 2   # 2: Model.pair_bounce
+FORMAT = 3   # 2: Model.pair_bounce; 3: Model.contact_budget, limit_budget
 TASK_KEY = "task"  # the scene's lowered task as JSON text (runtime/task.py); absent without a task
 
 

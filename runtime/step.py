@@ -195,15 +195,36 @@ def integrate_positions(m: Model, q, qd, h):
     kinds = np.asarray(m.jnt_kind.array)
     qadr = np.asarray(m.jnt_qpos_adr.array)
     dadr = np.asarray(m.jnt_dof_adr.array)
-    # Every coordinate first moves linearly (right for hinge, slide and free positions), then the
-    # quaternions are replaced by their exact rotation.
-    lin_q = np.concatenate([qadr[j] + np.arange({0: 1, 1: 1, 2: 0, 3: 3}[int(kinds[j])]) for j in range(m.njnt)])
-    lin_d = np.concatenate([dadr[j] + np.arange({0: 1, 1: 1, 2: 0, 3: 3}[int(kinds[j])]) for j in range(m.njnt)])
-    q = q.at[lin_q].add(h * qd[lin_d])
-    for kind, qoff, doff in ((JointKind.BALL, 0, 0), (JointKind.FREE, 3, 3)):
-        js = np.flatnonzero(kinds == kind)
-        if len(js):
-            qi = (qadr[js] + qoff)[:, None] + np.arange(4)
-            di = (dadr[js] + doff)[:, None] + np.arange(3)
-            q = q.at[qi].set(sm.quat_integrate(q[qi], qd[di], h))
-    return q
+    # The new q is assembled in qpos order from slices (no scatter: XLA's CPU backend runs one as a
+    # loop of its own): coordinates that move linearly (hinge, slide, free positions) in runs where
+    # q and qd addresses both advance by one, and each quaternion by its exact rotation.
+    pieces, run = [], None                       # run: [q start, qd start, length] of linear coordinates
+
+    def linear(a, d, n):
+        nonlocal run
+        if run is not None and run[0] + run[2] == a and run[1] + run[2] == d:
+            run[2] += n
+        else:
+            flush()
+            run = [a, d, n]
+
+    def flush():
+        nonlocal run
+        if run is not None:
+            a, d, n = run
+            pieces.append(q[a:a + n] + h * qd[d:d + n])
+            run = None
+
+    for j in np.argsort(qadr, kind="stable"):
+        a, d, kind = int(qadr[j]), int(dadr[j]), int(kinds[j])
+        if kind in (JointKind.HINGE, JointKind.SLIDE):
+            linear(a, d, 1)
+        elif kind == JointKind.FREE:
+            linear(a, d, 3)
+            flush()
+            pieces.append(sm.quat_integrate(q[a + 3:a + 7], qd[d + 3:d + 6], h))
+        else:
+            flush()
+            pieces.append(sm.quat_integrate(q[a:a + 4], qd[d:d + 3], h))
+    flush()
+    return jnp.concatenate(pieces)

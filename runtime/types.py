@@ -169,6 +169,8 @@ class Model:
     pair_bounce: Static = static()      # (npair,) bool: restitution > 0 at compile time (only these bounce)
     substeps: int = static()
     solver_iterations: int = static()
+    contact_budget: int = static()      # contact slots per environment, the closest candidates (0: all)
+    limit_budget: int = static()        # limit rows per environment, the nearest limits (0: all)
     cone: str = static()                # "elliptic" | "pyramidal"
     integrator: str = static()          # "euler" | "rk4"
     dtype: str = static()               # "float32" | "float64"

@@ -84,7 +84,7 @@ class Scene(_message.Message):
     def __init__(self, name: _Optional[str] = ..., options: _Optional[_Union[Options, _Mapping]] = ..., parameters: _Optional[_Iterable[_Union[Parameter, _Mapping]]] = ..., meshes: _Optional[_Iterable[_Union[Mesh, _Mapping]]] = ..., bodies: _Optional[_Iterable[_Union[Body, _Mapping]]] = ..., joints: _Optional[_Iterable[_Union[Joint, _Mapping]]] = ..., actuators: _Optional[_Iterable[_Union[Actuator, _Mapping]]] = ..., contacts: _Optional[_Union[ContactRules, _Mapping]] = ..., init: _Optional[_Iterable[_Union[JointValue, _Mapping]]] = ..., keyframes: _Optional[_Iterable[_Union[Keyframe, _Mapping]]] = ..., task: _Optional[_Union[Task, _Mapping]] = ..., heightfields: _Optional[_Iterable[_Union[HeightField, _Mapping]]] = ...) -> None: ...
 
 class Options(_message.Message):
-    __slots__ = ("timestep", "substeps", "gravity", "solver_iterations", "precision", "friction", "restitution", "contact_time_constant", "contact_damping_ratio", "limit_time_constant", "limit_damping_ratio", "friction_cone", "density", "integrator")
+    __slots__ = ("timestep", "substeps", "gravity", "solver_iterations", "precision", "friction", "restitution", "contact_time_constant", "contact_damping_ratio", "limit_time_constant", "limit_damping_ratio", "friction_cone", "density", "integrator", "contact_budget", "limit_budget")
     TIMESTEP_FIELD_NUMBER: _ClassVar[int]
     SUBSTEPS_FIELD_NUMBER: _ClassVar[int]
     GRAVITY_FIELD_NUMBER: _ClassVar[int]
@@ -99,6 +99,8 @@ class Options(_message.Message):
     FRICTION_CONE_FIELD_NUMBER: _ClassVar[int]
     DENSITY_FIELD_NUMBER: _ClassVar[int]
     INTEGRATOR_FIELD_NUMBER: _ClassVar[int]
+    CONTACT_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_BUDGET_FIELD_NUMBER: _ClassVar[int]
     timestep: float
     substeps: int
     gravity: _containers.RepeatedScalarFieldContainer[float]
@@ -113,7 +115,9 @@ class Options(_message.Message):
     friction_cone: FrictionCone
     density: float
     integrator: Integrator
-    def __init__(self, timestep: _Optional[float] = ..., substeps: _Optional[int] = ..., gravity: _Optional[_Iterable[float]] = ..., solver_iterations: _Optional[int] = ..., precision: _Optional[_Union[Precision, str]] = ..., friction: _Optional[float] = ..., restitution: _Optional[float] = ..., contact_time_constant: _Optional[float] = ..., contact_damping_ratio: _Optional[float] = ..., limit_time_constant: _Optional[float] = ..., limit_damping_ratio: _Optional[float] = ..., friction_cone: _Optional[_Union[FrictionCone, str]] = ..., density: _Optional[float] = ..., integrator: _Optional[_Union[Integrator, str]] = ...) -> None: ...
+    contact_budget: int
+    limit_budget: int
+    def __init__(self, timestep: _Optional[float] = ..., substeps: _Optional[int] = ..., gravity: _Optional[_Iterable[float]] = ..., solver_iterations: _Optional[int] = ..., precision: _Optional[_Union[Precision, str]] = ..., friction: _Optional[float] = ..., restitution: _Optional[float] = ..., contact_time_constant: _Optional[float] = ..., contact_damping_ratio: _Optional[float] = ..., limit_time_constant: _Optional[float] = ..., limit_damping_ratio: _Optional[float] = ..., friction_cone: _Optional[_Union[FrictionCone, str]] = ..., density: _Optional[float] = ..., integrator: _Optional[_Union[Integrator, str]] = ..., contact_budget: _Optional[int] = ..., limit_budget: _Optional[int] = ...) -> None: ...
 
 class Parameter(_message.Message):
     __slots__ = ("name", "value", "expression", "unit", "doc")

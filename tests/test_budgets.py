@@ -1,0 +1,116 @@
+"""Contact and limit budgets (`options.contact_budget`, `limit_budget`): the solver visits each
+environment's closest contact candidates and the limits nearest their ends, and nothing else.
+
+Independent references: a candidate that cannot act (a ball high above the floor, a joint far from
+its range's ends) gets no impulse in the full solve, so leaving it out must change nothing; where
+more contacts touch than the budget allows, the shallowest gets no force (checked against the
+scene's geometry and weights), and the bodies' contact forces still balance what they rest with."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from scenec.compiler import api
+from scenec.runtime import step as rstep
+
+# Same arithmetic on the rows that act, in another order only where rows cannot act: float32 rounding
+# of positions after 100 steps (m) and velocities (m/s).
+TOL = 2e-5
+
+
+def _balls(budget: int, heights) -> str:
+    bodies = "\n".join(f"""  - name: b{i}
+    pos: [{i} , 0, {z}]
+    colliders: [{{sphere: {{radius: 0.1 m}}, density: 1000 kg/m^3}}]""" for i, z in enumerate(heights))
+    joints = "\n".join(f"  - {{name: j{i}, kind: free, child: b{i}}}" for i in range(len(heights)))
+    return f"""name: balls
+options: {{timestep: 0.002, contact_budget: {budget}}}
+bodies:
+  - name: ground
+    colliders: [{{plane: {{}}}}]
+{bodies}
+joints:
+{joints}
+"""
+
+
+def _rollout(c, steps=100, batch=4):
+    s = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), c.init())
+    f = jax.jit(lambda s: jax.lax.scan(lambda s, _: (rstep.step(c.model, s, jnp.zeros((batch, c.model.nu))), None),
+                                       s, None, length=steps)[0])
+    return f(s)
+
+
+def test_left_out_candidates_change_nothing(tmp_path):
+    # One ball resting on the floor, two falling from 2 m and 3 m (they land after 0.64 s, the rollout
+    # lasts 0.2 s): with a budget of one contact the resting ball's is the one solved.
+    heights = [0.1, 2.0, 3.0]
+    full, one = (api.compile(_balls(k, heights), measure_jit=False) for k in (0, 1))
+    assert one.model.contact_budget == 1 and full.model.contact_budget == 0
+    a, b = _rollout(full), _rollout(one)
+    np.testing.assert_allclose(np.asarray(b.q), np.asarray(a.q), atol=TOL)
+    np.testing.assert_allclose(np.asarray(b.qd), np.asarray(a.qd), atol=TOL)
+    np.testing.assert_allclose(np.asarray(b.contact_force), np.asarray(a.contact_force), rtol=1e-4, atol=1e-3)
+    weight = 1000 * 4 / 3 * np.pi * 0.1 ** 3 * 9.81                      # N, the resting ball
+    np.testing.assert_allclose(np.asarray(b.contact_force)[:, 1, 2], weight, rtol=0.02)
+
+
+def test_the_closest_contacts_are_the_ones_solved(tmp_path):
+    # Three balls on the floor sunk 3, 2 and 1 mm into it; a budget of two solves the deepest two: the
+    # third gets no contact force and sinks, the other two are held (a force near their weight).
+    heights = [0.097, 0.098, 0.099]
+    c = api.compile(_balls(2, heights), measure_jit=False)
+    s = _rollout(c, steps=1, batch=1)
+    force = np.asarray(s.contact_force)[0, 1:, 2]                       # vertical, bodies b0 b1 b2
+    assert force[2] == 0.0
+    assert np.all(force[:2] > 0.0)
+    assert float(s.qd[0, 2 * 6 + 2]) < float(s.qd[0, 2])                # b2 falls faster than b0
+
+
+LIMITED_CHAIN = """name: chain
+options: {{timestep: 0.002, limit_budget: {budget}}}
+bodies:
+  - name: a
+    pos: [0, 0, 1]
+    colliders: [{{capsule: {{radius: 0.05 m, half_length: 0.2 m}}, euler: [0, 1.5708, 0], pos: [0.25, 0, 0]}}]
+  - name: b
+    pos: [0.5, 0, 1]
+    colliders: [{{capsule: {{radius: 0.05 m, half_length: 0.2 m}}, euler: [0, 1.5708, 0], pos: [0.25, 0, 0]}}]
+  - name: c
+    pos: [1.0, 0, 1]
+    colliders: [{{capsule: {{radius: 0.05 m, half_length: 0.2 m}}, euler: [0, 1.5708, 0], pos: [0.25, 0, 0]}}]
+joints:
+  - {{name: ja, kind: hinge, child: a, axis: [0, 1, 0], range: [-10 deg, 10 deg]}}
+  - {{name: jb, kind: hinge, parent: a, child: b, axis: [0, 1, 0], range: [-170 deg, 170 deg]}}
+  - {{name: jc, kind: hinge, parent: b, child: c, axis: [0, 1, 0], range: [-170 deg, 170 deg]}}
+"""
+
+
+def test_limit_budget_solves_the_limit_that_acts():
+    # A three-link arm falls onto the first joint's ±10° stop; the other two joints swing freely far
+    # from their ±170° ends over the rollout. One limit row (the nearest) reproduces the full solve.
+    full, one = (api.compile(LIMITED_CHAIN.format(budget=k), measure_jit=False) for k in (0, 1))
+    a, b = _rollout(full, steps=150), _rollout(one, steps=150)
+    assert float(a.q[0, 0]) > np.radians(9.0)                           # it did reach the stop
+    np.testing.assert_allclose(np.asarray(b.q), np.asarray(a.q), atol=TOL)
+    np.testing.assert_allclose(np.asarray(b.qd), np.asarray(a.qd), atol=10 * TOL)
+
+
+def test_a_budget_is_validated():
+    from scenec.compiler.check import check
+
+    bad = check("options: {contact_budget: -1, limit_budget: -2}\n")
+    assert sorted(d.code for d in bad.diagnostics) == ["E311", "E311"]      # outside the interval
+    assert check("options: {contact_budget: 0, limit_budget: 3}\n").diagnostics == ()
+
+
+@pytest.mark.parametrize("name, budget", [("ant", 8), ("humanoid", 16)])
+def test_shipped_scenes_use_their_budgets(name, budget):
+    from conftest import SCENES_DIR
+
+    c = api.compile(SCENES_DIR / f"{name}.yaml", measure_jit=False)
+    assert c.model.contact_budget == budget
+    assert sum(len(g.geom1) * g.ncon for g in c.model.pair_groups) > budget
