@@ -3,14 +3,15 @@
     python tools/bench_devices.py [SCENE] [--batch 1024] [--steps 10] [--repeats 3] [--devices 2]
 
 Runs the same random-action rollout as `scenec bench` (compiler/cmd_run.rollout_fn: `steps` control
-steps of `batch` environments in one jitted scan), first on one device, then with the batch split
-over `devices` host devices (`--xla_force_host_platform_device_count`, `jax.pmap`), each in its own
-process so that the XLA flag takes effect, and prints physics steps/s of each (best of `repeats`) and
-the ratio. Not a test: figures depend on the machine and its load.
+steps of `batch` environments in one jitted scan), first with SCENEC_HOST_DEVICES=1 (one XLA host
+device: the step runs the whole batch there), then with SCENEC_HOST_DEVICES=`devices` (the step
+splits the batch over them itself: runtime/step.py, `_split`), each in its own process so that the
+XLA flag takes effect, and prints physics steps/s of each (best of `repeats`) and the ratio. Not a
+test: figures depend on the machine and its load.
 
-Why: on the 2-core machine one XLA CPU device gains nothing from its second thread on scenec's step
-(taskset to one core runs it as fast or faster), while two devices each run half the batch on their
-own core.
+Why the step splits: on the 2-core machine one XLA CPU device gains nothing from its second thread on
+scenec's step (taskset to one core runs it as fast or faster), while two devices each run half the
+batch on their own core.
 """
 
 from __future__ import annotations
@@ -36,17 +37,10 @@ def measure(scene: str, batch: int, steps: int, repeats: int, devices: int) -> f
     model, code = load_model(scene)
     if model is None:
         raise SystemExit(code)
-    if batch % devices:
-        raise SystemExit(f"--batch {batch} is not a multiple of --devices {devices}")
-    if devices == 1:
-        run = rollout_fn(model, batch, steps)
-        keys = jax.random.PRNGKey(0)
-    else:
-        if len(jax.devices()) < devices:
-            raise SystemExit(f"jax sees {len(jax.devices())} devices, not {devices}")
-        one = rollout_fn(model, batch // devices, steps)
-        run = jax.pmap(lambda k: one(k)[1])
-        keys = jax.random.split(jax.random.PRNGKey(0), devices)
+    if len(jax.devices()) != devices:
+        raise SystemExit(f"jax sees {len(jax.devices())} devices, not {devices}")
+    run = rollout_fn(model, batch, steps)
+    keys = jax.random.PRNGKey(0)
     jax.block_until_ready(run(keys))                                  # compile and warm up
     best = 0.0
     for _ in range(repeats):
@@ -70,9 +64,7 @@ def main() -> int:
         return 0
     rates = {}
     for n in (1, args.devices):
-        env = dict(os.environ)
-        if n > 1:
-            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={n}").strip()
+        env = dict(os.environ, SCENEC_HOST_DEVICES=str(n))
         out = subprocess.run([sys.executable, __file__, args.scene, "--batch", str(args.batch), "--steps",
                               str(args.steps), "--repeats", str(args.repeats), "--child", str(n)],
                              env=env, capture_output=True, text=True, check=True)
