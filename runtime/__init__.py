@@ -35,7 +35,13 @@ def _defaults():
         cores = len(_os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = _os.cpu_count() or 1
-    devices = int(_os.environ.get("SCENEC_HOST_DEVICES", cores))
+    wanted = _os.environ.get("SCENEC_HOST_DEVICES", "")
+    devices = int(wanted) if wanted.strip().isdigit() and int(wanted) > 0 else cores
+    if wanted and str(devices) != wanted.strip():
+        import warnings
+
+        warnings.warn(f"SCENEC_HOST_DEVICES={wanted!r} is not a positive integer; using {cores} (the cores)",
+                      stacklevel=2)
     if devices > 1:
         flags["--xla_force_host_platform_device_count"] = str(devices)
     return flags
