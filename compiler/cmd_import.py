@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import pathlib
 import sys
-import tempfile
+
+from scenec.runtime.files import atomic_write_bytes
 
 FORMAT_NAMES = {".xml": "MJCF", ".urdf": "URDF", ".pbtxt": "Brax v1 config"}
 
@@ -29,22 +30,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--convert-cylinders", action="store_true",
                         help="replace cylinders by capsules of the same radius and length "
                              "(scenec has no cylinder collider)")
-
-
-def write_atomically(path: pathlib.Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def run(args) -> int:
@@ -86,7 +71,8 @@ def _run(args) -> int:
               "Comments mark every place where the conversion changed or dropped something.")
     text = dump_yaml(scene, result.notes, header)
     try:
-        write_atomically(out, text)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(out, text.encode("utf-8"))
     except OSError as e:
         print(f"scenec import: cannot write '{out}': {e.strerror or e}", file=sys.stderr)
         return 2

@@ -10,37 +10,18 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import pathlib
 import sys
-import tempfile
 
 import jax.numpy as jnp
 import numpy as np
 
 from .collision_data import ConvexData, HeightFieldData
+from .files import atomic_write_bytes  # noqa: F401  (the writers of compiled files use it from here)
 from .types import Model, PairGroup, Static
 
 FORMAT = 3   # 2: Model.pair_bounce; 3: Model.contact_budget, limit_budget
 TASK_KEY = "task"  # the scene's lowered task as JSON text (runtime/task.py); absent without a task
-
-
-def atomic_write_bytes(path, data: bytes) -> None:
-    """Write a whole file or nothing: a temporary file beside it, then a rename. The file gets the
-    permissions a plain open() would give (mkstemp's are owner-only)."""
-    path = pathlib.Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def model_arrays(m: Model) -> dict[str, np.ndarray]:

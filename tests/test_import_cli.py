@@ -3,6 +3,7 @@ writes, and never a traceback."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -50,6 +51,10 @@ def test_import_writes_a_scene_that_checks_clean(tmp_path):
     check = scenec("check", out)
     assert check.returncode == 0, check.stdout + check.stderr
     assert not list((tmp_path / "scenes").glob(".*.tmp"))
+    # the permissions a plain open() gives under this umask (a temporary file's are owner-only)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_import_does_not_use_jax(tmp_path):
