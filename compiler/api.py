@@ -157,6 +157,11 @@ def measure_compile(model, batch: int | None = None) -> dict:
     return {"trace_s": round(t1 - t0, 4), "xla_s": round(t2 - t1, 4), "batch": batch or 1}
 
 
+def _budgeted(budget: int, rows: int) -> int:
+    """Rows the solver visits of `rows` candidates under a budget (0: no budget)."""
+    return min(budget, rows) if budget > 0 else rows
+
+
 def build_report(scene: ir.SceneIR, model, lower_s: float) -> dict:
     verdicts = scene.pairs or ()
     by_reason = collections.Counter(v.reason for v in verdicts)
@@ -172,6 +177,9 @@ def build_report(scene: ir.SceneIR, model, lower_s: float) -> dict:
                   "by_reason": dict(sorted(by_reason.items()))},
         "groups": [{"kernel": g.kernel, "pairs": len(g.pairs), "ncon": g.ncon} for g in scene.groups or ()],
         "contacts_per_step": sum(len(g.pairs) * g.ncon for g in scene.groups or ()),
+        # rows the solver visits per environment (the budgets; 0 in the scene: all of them)
+        "contacts_solved": _budgeted(model.contact_budget, sum(len(g.pairs) * g.ncon for g in scene.groups or ())),
+        "limits_solved": _budgeted(model.limit_budget, sum(bool(x) for x in model.jnt_limited)),
         "fused": {b.name: list(b.fused) for b in scene.bodies if b.fused},
         "options": {"timestep": scene.options.timestep, "substeps": scene.options.substeps,
                     "solver_iterations": scene.options.solver_iterations,

@@ -47,7 +47,9 @@ def summary(report: dict, paths: dict) -> str:
         + (", pruned: " + ", ".join(f"{v} {k}" for k, v in sorted(pruned.items())) if pruned else ""),
         f"  contacts per step: {report['contacts_per_step']} in {len(report['groups'])} kernel group(s)"
         + (" (" + ", ".join(f"{g['kernel']}×{g['pairs']}" for g in report['groups']) + ")"
-           if report["groups"] else ""),
+           if report["groups"] else "")
+        + (f"; the solver visits the closest {report['contacts_solved']} (contact_budget)"
+           if report["contacts_solved"] < report["contacts_per_step"] else ""),
     ]
     if "jit" in report:
         j = report["jit"]

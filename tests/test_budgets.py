@@ -114,3 +114,4 @@ def test_shipped_scenes_use_their_budgets(name, budget):
     c = api.compile(SCENES_DIR / f"{name}.yaml", measure_jit=False)
     assert c.model.contact_budget == budget
     assert sum(len(g.geom1) * g.ncon for g in c.model.pair_groups) > budget
+    assert c.report["contacts_solved"] == budget < c.report["contacts_per_step"]
