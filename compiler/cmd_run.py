@@ -91,4 +91,25 @@ def run(args: argparse.Namespace) -> int:
     print(f"  compile {t1 - t0:.2f} s; run {wall:.2f} s: {env_steps / wall:,.0f} env steps/s, "
           f"{env_steps * dt / wall:,.1f} simulated s per wall s")
     print(f"  non-finite environments: {int(bad)} of {args.batch}")
+    if model.contact_budget:
+        over, most = budget_overflow(model, states)
+        print(f"  contact budget {model.contact_budget}: {over} of {args.batch} environments end with more "
+              f"penetrating contact candidates than that (most: {most})")
     return 1 if int(bad) else 0
+
+
+def budget_overflow(model, states) -> tuple[int, int]:
+    """How many of the batch's final states have more penetrating contact candidates than the model's
+    contact budget solves, and the largest count: the budget is exact only while that stays 0."""
+    import jax
+    import jax.numpy as jnp
+
+    from scenec.runtime import constraints, kinematics
+
+    @jax.jit
+    def count(q):
+        slots = constraints._candidates(model, kinematics.forward_kinematics(model, q.T))
+        return jnp.sum(slots.active & (slots.dist < 0.0), axis=0)
+
+    n = count(states.q.reshape(-1, model.nq))
+    return int(jnp.sum(n > model.contact_budget)), int(jnp.max(n))

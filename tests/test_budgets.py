@@ -70,6 +70,18 @@ def test_the_closest_contacts_are_the_ones_solved(tmp_path):
     assert float(s.qd[0, 2 * 6 + 2]) < float(s.qd[0, 2])                # b2 falls faster than b0
 
 
+def test_run_reports_environments_beyond_the_budget():
+    # `scenec run` counts the final states with more penetrating candidates than the budget solves:
+    # the three sunk balls (3 penetrating, budget 2) are one such state; raised 5 cm, none is.
+    from scenec.compiler.cmd_run import budget_overflow
+
+    c = api.compile(_balls(2, [0.097, 0.098, 0.099]), measure_jit=False)
+    s = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (2,) + x.shape), c.init())
+    assert budget_overflow(c.model, s) == (2, 3)
+    raised = s.replace(q=s.q.at[:, 2::7].add(0.05))
+    assert budget_overflow(c.model, raised) == (0, 0)
+
+
 LIMITED_CHAIN = """name: chain
 options: {{timestep: 0.002, limit_budget: {budget}}}
 bodies:
