@@ -165,6 +165,7 @@ def _budgeted(budget: int, rows: int) -> int:
 def build_report(scene: ir.SceneIR, model, lower_s: float) -> dict:
     verdicts = scene.pairs or ()
     by_reason = collections.Counter(v.reason for v in verdicts)
+    contacts = sum(len(g.pairs) * g.ncon for g in scene.groups or ())
     return {
         "scene": scene.name,
         "source": scene.source,
@@ -176,9 +177,9 @@ def build_report(scene: ir.SceneIR, model, lower_s: float) -> dict:
         "pairs": {"candidates": len(verdicts), "kept": sum(v.kept for v in verdicts),
                   "by_reason": dict(sorted(by_reason.items()))},
         "groups": [{"kernel": g.kernel, "pairs": len(g.pairs), "ncon": g.ncon} for g in scene.groups or ()],
-        "contacts_per_step": sum(len(g.pairs) * g.ncon for g in scene.groups or ()),
+        "contacts_per_step": contacts,
         # rows the solver visits per environment (the budgets; 0 in the scene: all of them)
-        "contacts_solved": _budgeted(model.contact_budget, sum(len(g.pairs) * g.ncon for g in scene.groups or ())),
+        "contacts_solved": _budgeted(model.contact_budget, contacts),
         "limits_solved": _budgeted(model.limit_budget, sum(bool(x) for x in model.jnt_limited)),
         "fused": {b.name: list(b.fused) for b in scene.bodies if b.fused},
         "options": {"timestep": scene.options.timestep, "substeps": scene.options.substeps,

@@ -4,8 +4,9 @@ Where it sits: compiler/, a subcommand (cli.py); the benchmark harness of the pe
 each scene and batch size it reports the step's compile time (jax trace and XLA compile, separately),
 physics steps per second and simulated seconds per wall-clock second (the median of `--repeats`
 timed runs after a warm-up, with the spread), the FLOPs and bytes XLA's cost analysis counts for one
-control step of the batch (every loop weighted by its trip count: hlo_cost.py), and what fraction of this machine's peak those FLOPs reach, the peak being
-measured in the same process (a float32 matrix product). `--json FILE` writes the same figures.
+control step of the batch (every loop weighted by its trip count: hlo_cost.py), and what fraction
+of this machine's peak those FLOPs reach, the peak being measured in the same process (a float32
+matrix product). `--json FILE` writes the same figures.
 
 `--compare mujoco,mjx,brax` runs the same scene, exported as MJCF (export_mjcf.py), through peer
 engines at each batch size (bench_peers.py: MuJoCo's C engine on all cores, MJX, Brax's generalized,
@@ -81,7 +82,7 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
     cost = loop_weighted_cost(executable)
     # A batch split over host devices compiles to one program per device on its share of the batch:
     # its cost counts that share, so the whole batch's is `devices` times it.
-    devices = len(rstep._split(batch))
+    devices = len(rstep.split_devices(batch))
     # The timed runs: `steps` control steps with random actions in one jitted scan.
     run = rollout_fn(model, batch, steps).lower(jax.random.PRNGKey(0)).compile()
     jax.block_until_ready(run(jax.random.PRNGKey(0)))                 # warm-up

@@ -106,10 +106,6 @@ def budget_overflow(model, states) -> tuple[int, int]:
 
     from scenec.runtime import constraints, kinematics
 
-    @jax.jit
-    def count(q):
-        slots = constraints._candidates(model, kinematics.forward_kinematics(model, q.T))
-        return jnp.sum(slots.active & (slots.dist < 0.0), axis=0)
-
+    count = jax.jit(lambda q: constraints.penetrating_candidates(model, kinematics.forward_kinematics(model, q.T)))
     n = count(states.q.reshape(-1, model.nq))
     return int(jnp.sum(n > model.contact_budget)), int(jnp.max(n))

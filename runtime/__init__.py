@@ -9,7 +9,7 @@ set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 10
   the batch as the fastest-varying axis;
 - `--xla_force_host_platform_device_count=N`, N the CPU cores this process may use (or
   SCENEC_HOST_DEVICES): one XLA CPU device per core, and `step` splits a large batch over them
-  (step.py, `_split`). One XLA CPU device runs scenec's step on one core in effect (taskset to a
+  (step.py, `split_devices`). One XLA CPU device runs scenec's step on one core in effect (taskset to a
   single core runs it as fast); two devices on the 2-core machine run Ant at batch 1024 2.0× as fast
   (`python tools/bench_devices.py`). SCENEC_HOST_DEVICES=1 keeps one device (needed when your own
   code maps over the host devices with `pmap` or `shard_map` and calls `step` inside).

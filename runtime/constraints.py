@@ -130,18 +130,26 @@ def _candidates(m: Model, f: Frames) -> _Slots:
                   *(np.concatenate(fields[k]) for k in ("pair", "body1", "body2")))
 
 
+def penetrating_candidates(m: Model, f: Frames):
+    """(B,) how many contact candidates penetrate (distance < 0) in each environment: with a contact
+    budget below that count, the shallowest of them get no impulse."""
+    slots = _candidates(m, f)
+    return jnp.sum(slots.active & (slots.dist < 0.0), axis=0)
+
+
 def _closest(slots: _Slots, k: int) -> _Slots:
     """Each environment's k candidates of smallest distance (real candidates before padding rows), in
     that order: the deepest contacts are solved first. Branch-free (`lax.top_k`), and differentiable
     in the chosen rows' values (the choice itself is a step function, as the kernels' own)."""
     score = jnp.where(slots.active, -slots.dist, -jnp.inf)              # (nc, B)
     idx = jax.lax.top_k(score.T, k)[1].T                                # (k, B)
-
-    def take(x):
-        return jnp.take_along_axis(x, idx.reshape(idx.shape[:1] + (1,) * (x.ndim - 2) + idx.shape[1:]), axis=0)
-
-    return _Slots(take(slots.dist), take(slots.pos), take(slots.normal), take(slots.active),
+    return _Slots(*(_take_rows(x, idx) for x in (slots.dist, slots.pos, slots.normal, slots.active)),
                   *(jnp.asarray(x)[idx] for x in (slots.pair, slots.body1, slots.body2)))
+
+
+def _take_rows(values, idx):
+    """values (n, ..., B) batch last, idx (k, B): each environment's rows idx[:, b], (k, ..., B)."""
+    return jnp.take_along_axis(values, idx.reshape(idx.shape[:1] + (1,) * (values.ndim - 2) + idx.shape[1:]), axis=0)
 
 
 def _per_slot(values, index):
@@ -154,10 +162,7 @@ def _per_slot(values, index):
 
 def _body_rows(values, index):
     """Rows of a per-body array with the batch last, values (nbody, ..., B), for each slot: (s, ..., B)."""
-    if isinstance(index, np.ndarray):
-        return values[index]
-    return jnp.take_along_axis(values, index.reshape(index.shape[:1] + (1,) * (values.ndim - 2) + index.shape[1:]),
-                               axis=0)
+    return values[index] if isinstance(index, np.ndarray) else _take_rows(values, index)
 
 
 def _pair_values(values, pair, batch):
@@ -296,8 +301,7 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         if 0 < m.limit_budget < nlimit:
             # Each environment's limit_budget rows nearest their limits (smallest C), nearest first.
             idx = jax.lax.top_k(-Cl.T, m.limit_budget)[1].T             # (k, B)
-            Jl = jnp.take_along_axis(Jl, idx[:, None, :], axis=0)
-            Cl, tcl, drl = (jnp.take_along_axis(x, idx, axis=0) for x in (Cl, tcl, drl))
+            Jl, Cl, tcl, drl = (_take_rows(x, idx) for x in (Jl, Cl, tcl, drl))
             nlimit = m.limit_budget
         Wl = _rows_times_minv(Jl, minv)
         Al = _row_dot(Jl, Wl)                                           # (nl, B)
@@ -353,21 +357,14 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
 
     # Each contact's impulse in the world frame, summed onto its two bodies.
     world = jnp.sum(lam[:, :, None] * frames, axis=1) / h               # (ncontact, 3, B) on body2
-    return qd_vec, _forces_on_bodies(m, world, slots.body1, slots.body2, zero_force)
+    return qd_vec, _forces_on_bodies(m, world, slots.body1, slots.body2)
 
 
-def _forces_on_bodies(m: Model, world, body1, body2, zero):
-    """(nbody, 3, B): + each slot's force on its second body, − on its first. Static slots: index lists
-    per body; slots chosen per environment: a 0/±1 weight per body and slot."""
+def _forces_on_bodies(m: Model, world, body1, body2):
+    """(nbody, 3, B): + each slot's force on its second body, − on its first. Static slots: sums by
+    static index (math.place_rows); slots chosen per environment: a 0/±1 weight per body and slot."""
     if isinstance(body1, np.ndarray):
-        per_body = []
-        for b in range(m.nbody):
-            plus, minus = np.flatnonzero(body2 == b), np.flatnonzero(body1 == b)
-            total = jnp.sum(world[plus], axis=0) if len(plus) else None
-            if len(minus):
-                total = (0.0 if total is None else total) - jnp.sum(world[minus], axis=0)
-            per_body.append(zero[0] if total is None else total)
-        return jnp.stack(per_body)
+        return sm.place_rows(world, body2, m.nbody) - sm.place_rows(world, body1, m.nbody)
     bodies = np.arange(m.nbody)[:, None, None]
     weight = ((body2[None] == bodies).astype(world.dtype) - (body1[None] == bodies).astype(world.dtype))
     return jnp.sum(weight[:, :, None, :] * world[None], axis=1)        # (nbody, s, 1, B)·(1, s, 3, B)

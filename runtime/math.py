@@ -23,8 +23,7 @@ def zeros_like_batch(shape, ref):
     """Zeros of `shape` with `ref`'s dtype that vary over the same manual mesh axes as `ref` (inside a
     caller's `shard_map`, a scan's initial carry must have the type its body returns)."""
     z = jnp.zeros(shape, ref.dtype)
-    t = jax.typeof(ref)
-    axes = tuple(sorted(getattr(getattr(t, "manual_axis_type", None), "varying", None) or getattr(t, "vma", ())))
+    axes = tuple(sorted(jax.typeof(ref).manual_axis_type.varying))     # empty outside a shard_map
     return jax.lax.pcast(z, axes, to="varying") if axes else z
 
 
@@ -38,10 +37,7 @@ def place_rows(values, index, n):
     while r < n:
         src = np.flatnonzero(index == r)
         if len(src) != 1:
-            total = zero
-            for i in src:
-                total = values[i:i + 1] if total is zero else total + values[i:i + 1]
-            pieces.append(total)
+            pieces.append(sum((values[i:i + 1] for i in src[1:]), values[src[0]:src[0] + 1]) if len(src) else zero)
             r += 1
             continue
         # a run of rows each fed by exactly one source, the sources consecutive: one slice

@@ -62,7 +62,7 @@ def step(m: Model, state: State, action) -> State:
     `state` may carry leading batch axes (then `action` has the same, or none and is shared); inside,
     the batch is moved to the last axis (math.py), so calling `step` on a batch directly is the fast
     path, and `jax.vmap(step)` works too. A large batch is split over the host's CPU devices (see
-    `_split` and runtime/__init__.py), and on each device advanced in tiles of at most TILE
+    `split_devices` and runtime/__init__.py), and on each device advanced in tiles of at most TILE
     environments (`lax.map`): the same arithmetic per environment either way."""
     dtype = state.q.dtype
     lead = state.q.shape[:-1]
@@ -70,7 +70,7 @@ def step(m: Model, state: State, action) -> State:
     batch = math.prod(lead)
     flat = lambda x: x.reshape((batch,) + x.shape[len(lead):])         # noqa: E731
     args = (flat(state.q), flat(state.qd), flat(action))
-    devices = _split(batch)
+    devices = split_devices(batch)
     if len(devices) > 1:
         # One program per device on its share of the batch (shard_map); the model's values go in as
         # replicated arguments, so gradients with respect to them are summed over the devices.
@@ -106,7 +106,6 @@ def _advance_batch(m: Model, q, qd, ctrl):
 def _advance(m: Model, q0, qd0, ctrl):
     """The substeps for one tile of environments: (nq, b), (nv, b), (nu, b) → the new q and qd, the
     contact forces and the body poses, all with the batch last."""
-    dtype = q0.dtype
     batch = q0.shape[-1]
     h = m.timestep / m.substeps
 
@@ -173,7 +172,7 @@ def _tile(batch: int) -> int:
     return best if best >= TILE // 4 else batch
 
 
-def _split(batch: int) -> list:
+def split_devices(batch: int) -> list:
     """The devices `step` splits a batch over: the most of the host's CPU devices (runtime/__init__.py
     makes one per core) that divide the batch and leave each at least TILE/4 environments; a single
     device for a small batch, a single host device, another backend (a GPU runs the whole batch), or
@@ -198,33 +197,19 @@ def integrate_positions(m: Model, q, qd, h):
     # The new q is assembled in qpos order from slices (no scatter: XLA's CPU backend runs one as a
     # loop of its own): coordinates that move linearly (hinge, slide, free positions) in runs where
     # q and qd addresses both advance by one, and each quaternion by its exact rotation.
-    pieces, run = [], None                       # run: [q start, qd start, length] of linear coordinates
-
-    def linear(a, d, n):
-        nonlocal run
-        if run is not None and run[0] + run[2] == a and run[1] + run[2] == d:
-            run[2] += n
-        else:
-            flush()
-            run = [a, d, n]
-
-    def flush():
-        nonlocal run
-        if run is not None:
-            a, d, n = run
-            pieces.append(q[a:a + n] + h * qd[d:d + n])
-            run = None
-
+    segments = []                        # [kind, q start, qd start, length], kind "linear" or "quat"
     for j in np.argsort(qadr, kind="stable"):
         a, d, kind = int(qadr[j]), int(dadr[j]), int(kinds[j])
-        if kind in (JointKind.HINGE, JointKind.SLIDE):
-            linear(a, d, 1)
-        elif kind == JointKind.FREE:
-            linear(a, d, 3)
-            flush()
-            pieces.append(sm.quat_integrate(q[a + 3:a + 7], qd[d + 3:d + 6], h))
+        if kind == JointKind.BALL:
+            segments.append(["quat", a, d, 4])
+            continue
+        n = 1 if kind in (JointKind.HINGE, JointKind.SLIDE) else 3
+        last = segments[-1] if segments else None
+        if last and last[0] == "linear" and last[1] + last[3] == a and last[2] + last[3] == d:
+            last[3] += n
         else:
-            flush()
-            pieces.append(sm.quat_integrate(q[a:a + 4], qd[d:d + 3], h))
-    flush()
-    return jnp.concatenate(pieces)
+            segments.append(["linear", a, d, n])
+        if kind == JointKind.FREE:
+            segments.append(["quat", a + 3, d + 3, 4])
+    return jnp.concatenate([q[a:a + n] + h * qd[d:d + n] if kind == "linear"
+                            else sm.quat_integrate(q[a:a + 4], qd[d:d + 3], h) for kind, a, d, n in segments])

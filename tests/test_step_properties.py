@@ -110,10 +110,10 @@ class _FakeDevice:
 def test_split_sizes(monkeypatch):
     # A batch is split over the most host CPU devices that divide it and leave each >= TILE/4 envs.
     monkeypatch.setattr(jax, "devices", lambda *a: [_FakeDevice("cpu")] * 4)
-    assert len(rstep._split(1024)) == 4 and len(rstep._split(96)) == 3 and len(rstep._split(64)) == 2
-    assert len(rstep._split(63)) == 1 and len(rstep._split(1021)) == 1 and len(rstep._split(1)) == 1
+    sizes = {b: len(rstep.split_devices(b)) for b in (1024, 96, 64, 63, 1021, 1)}
+    assert sizes == {1024: 4, 96: 3, 64: 2, 63: 1, 1021: 1, 1: 1}
     monkeypatch.setattr(jax, "devices", lambda *a: [_FakeDevice("gpu")] * 4)
-    assert len(rstep._split(1024)) == 1                     # other backends: the caller decides
+    assert len(rstep.split_devices(1024)) == 1                     # other backends: the caller decides
 
 
 needs_two = pytest.mark.skipif(len(jax.devices()) < 2 or jax.devices()[0].platform != "cpu",
@@ -131,7 +131,7 @@ def _split_and_whole(c, seed):
     s0 = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (256,) + x.shape), c.init())
     s0 = s0.replace(qd=s0.qd + jnp.asarray(rng.normal(0, 1.0, s0.qd.shape), s0.qd.dtype))
     u = jnp.zeros((256, c.model.nu), jnp.float32)
-    assert len(rstep._split(256)) >= 2
+    assert len(rstep.split_devices(256)) >= 2
 
     def split(m, s):
         return rstep.step(m, s, u)
