@@ -59,6 +59,11 @@ def _selected(argv: list[str]) -> str | None:
     return None
 
 
+# Commands whose compiled programs go to the on-disk cache (runtime/cache.py); compile and bench
+# report cold compile times, so they do not read it.
+CACHED = ("run", "train", "play", "optimize")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     selected = _selected(argv)
@@ -68,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return 2
+        if args.command in CACHED:
+            from scenec.runtime import cache
+
+            cache.enable()
         return importlib.import_module(COMMANDS[args.command][0]).run(args)
     except SystemExit as e:  # argparse: --help (0) and usage errors (2)
         return e.code if isinstance(e.code, int) else 2

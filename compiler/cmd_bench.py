@@ -17,6 +17,8 @@ get one line saying so. Example (tools/bench_gpu.sh runs the GPU version):
     scenec bench scenes/ant.yaml --batch 1,1024 --steps 100 --compare mujoco,mjx,brax --json out.json
 
 Absolute numbers drift on shared machines; compare figures from one run (ratios), never across runs.
+Compile times are cold: the on-disk compile cache (runtime/cache.py) is off here;
+`python tools/bench_cache.py` measures what it saves.
 """
 
 from __future__ import annotations
@@ -155,6 +157,9 @@ def run(args: argparse.Namespace) -> int:
 
     import jax
 
+    from scenec.runtime import cache
+
+    cache.disable()   # compile times here are cold compiles, even where the user has a JAX cache set up
     peak = machine_peak_gflops()
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     results = {"machine": {"devices": [str(d) for d in jax.devices()], "jax": jax.__version__,

@@ -78,8 +78,11 @@ def run(args: argparse.Namespace) -> int:
 
     fn = rollout_fn(model, args.batch, args.steps)
     key = jax.random.PRNGKey(args.seed)
+    from scenec.runtime import cache
+
     t0 = time.perf_counter()
-    compiled = fn.lower(key).compile()
+    with cache.counting() as reads:
+        compiled = fn.lower(key).compile()
     t1 = time.perf_counter()
     states, bad = jax.block_until_ready(compiled(key))
     t2 = time.perf_counter()
@@ -88,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     dt = float(model.timestep)
     print(f"{model.name}: {args.batch} environments × {args.steps} steps (dt {dt:g} s, "
           f"{model.substeps} substep{'s' if model.substeps > 1 else ''})")
-    print(f"  compile {t1 - t0:.2f} s; run {wall:.2f} s: {env_steps / wall:,.0f} env steps/s, "
+    print(f"  compile {t1 - t0:.2f} s{' (read from the compile cache)' if reads.hits else ''}; "
+          f"run {wall:.2f} s: {env_steps / wall:,.0f} env steps/s, "
           f"{env_steps * dt / wall:,.1f} simulated s per wall s")
     print(f"  non-finite environments: {int(bad)} of {args.batch}")
     if model.contact_budget:
