@@ -45,10 +45,14 @@ from .plan import plan_of
 from .types import JointKind, Model
 
 RESTITUTION_THRESHOLD = 0.2   # m/s: slower impacts do not bounce (keeps resting contacts quiet)
-# Two blocks (rows) per iteration of the block loop: fewer loop-control thunks per block, which is
-# where the time goes at tile sizes (Ant +6%, Humanoid +15%, one device); four or more blocks lose
-# again (XLA's fusion recomputes the chain of velocity updates in each consumer).
+# Two blocks (rows) per iteration of the block loop from a batch of UNROLL_FROM environments up: fewer
+# loop-control thunks per block, which is where the time goes at tile sizes (Ant +6%, Humanoid +15%,
+# one device); four or more blocks lose again (XLA's fusion recomputes the chain of velocity updates
+# in each consumer). Batches under UNROLL_FROM run one block per iteration, faster there (one block
+# against two, same process: Hopper ×1.33 at batch 1, ×1.17 at 8; Ant ×1.17 at 1, ×1.10 at 8; at 16
+# two blocks win again, by 6–8%).
 _UNROLL = 2
+UNROLL_FROM = 16
 _TINY = 1e-12                 # guards 1/A for empty rows (the limits' tangent rows)
 
 
@@ -255,6 +259,7 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         return qd_free, zero_force
     bias_of = lambda tc, dr, C: _bias(tc, dr, C, h)                     # noqa: E731
     elliptic = m.cone == "elliptic"
+    unroll = _UNROLL if batch >= UNROLL_FROM else 1
     carry = [qd_free]
 
     # --- contacts: blocks of three rows (normal, two tangents) ---------------------------------------
@@ -319,10 +324,10 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         qd_vec, *lams = carry
         out = []
         if ncontact:
-            qd_vec, lam = jax.lax.scan(contact_update, qd_vec, contacts + (lams.pop(0),), unroll=_UNROLL)
+            qd_vec, lam = jax.lax.scan(contact_update, qd_vec, contacts + (lams.pop(0),), unroll=unroll)
             out.append(lam)
         if nlimit:
-            qd_vec, lam = jax.lax.scan(limit_update, qd_vec, limits + (lams.pop(0),), unroll=_UNROLL)
+            qd_vec, lam = jax.lax.scan(limit_update, qd_vec, limits + (lams.pop(0),), unroll=unroll)
             out.append(lam)
         return (qd_vec, *out), None
 
