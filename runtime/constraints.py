@@ -16,10 +16,10 @@ with a₁ = 2ζ + hω, a₂ = hω·a₁, a₃ = 1/(1 + a₂), each normal-row up
     Δλ = −m_eff·a₂a₃·(v + ω/a₁·C) − a₃·λ,
 mass-independent (m_eff = 1/(J M⁻¹ Jᵀ) is the row's effective mass) and stable for any h; at rest a
 row carrying a load F sinks F/(m_eff·ω²): g·(τζ)² = 0.25 mm for a sphere at the default τ = 0.005 s,
-4× that at each end of a free capsule lying on its two ends (m_eff = m/4 there). A row whose surfaces are still apart (C > 0)
-is a speculative contact: it only stops the approach that would close the gap within this substep
-(bias C/h, rigid). Restitution e: after the iterations, one more sweep asks the normal velocity of rows
-that arrived faster than `RESTITUTION_THRESHOLD` to reach −e·v_before.
+4× that at each end of a free capsule lying on its two ends (m_eff = m/4 there). A row whose
+surfaces are still apart (C > 0) is a speculative contact: it only stops the approach that would close
+the gap within this substep (bias C/h, rigid). Restitution e: after the iterations, one more sweep
+asks the normal velocity of rows that arrived faster than `RESTITUTION_THRESHOLD` to reach −e·v_before.
 
 Budgets (`options.contact_budget`, `limit_budget`): the solver visits, per environment and substep,
 only the closest contact candidates and the limits nearest their ends, chosen with `lax.top_k` (a

@@ -6,11 +6,11 @@ timed interleaved in one process, as a fraction of the unchanged model's time.
 
 Each VARIANT is comma-separated edits of the compiled model: `field=N` sets one of its integer options
 (solver_iterations, contact_budget, limit_budget, substeps), `drop=K1+K2` removes the pair groups of
-those collision kernels, `limits=off` removes every joint limit. The physics of a variant is not the scene's any more: these figures say what a
-part costs, not how the scene behaves. (A per-thunk profile charges loop control and dispatch to
-whatever runs next: it put Ant's joint-limit loop at 21% of the step, where switching every limit off
-saves 13%.) Random actions in the control
-range, the batch as given (split over host devices as `step` does), the median of --repeats.
+those collision kernels, `limits=off` removes every joint limit. The physics of a variant is not the
+scene's any more: these figures say what a part costs, not how the scene behaves. (A per-thunk
+profile charges loop control and dispatch to whatever runs next: it put Ant's joint-limit loop at 21%
+of the step, where switching every limit off saves 13%.) Random actions in the control range, the
+batch as given (split over host devices as `step` does), the median of --repeats.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ def edited(m, spec: str):
         elif edit == "limits=off":
             fields["jnt_limited"] = type(m.jnt_limited)(np.zeros_like(np.asarray(m.jnt_limited.array)))
         else:
-            raise SystemExit(f"ablate: {edit!r} is not limits=off, field=N (one of {', '.join(INT_FIELDS)}) or drop=KERNEL")
+            raise SystemExit(f"ablate: {edit!r} is not limits=off, field=N (one of {', '.join(INT_FIELDS)}) "
+                             "or drop=KERNEL")
     return m.__class__(**fields)
 
 
