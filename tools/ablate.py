@@ -50,24 +50,13 @@ def edited(m, spec: str):
 
 
 def rollout(m, batch: int, steps: int):
+    """The compiled random-action rollout of `scenec run` (cmd_run.rollout_fn), warmed up: a call runs it."""
     import jax
-    import jax.numpy as jnp
 
-    from scenec.runtime import step as rs
-
-    lo = jnp.where(m.actuator_ctrl_limited.array, m.actuator_ctrl_range[:, 0], -1.0)
-    hi = jnp.where(m.actuator_ctrl_limited.array, m.actuator_ctrl_range[:, 1], 1.0)
-
-    def run(key):
-        s = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), rs.init(m))
-
-        def body(s, k):
-            return rs.step(m, s, jax.random.uniform(k, (batch, m.nu), minval=lo, maxval=hi)), None
-
-        return jax.lax.scan(body, s, jax.random.split(key, steps))[0]
+    from scenec.compiler.cmd_run import rollout_fn
 
     key = jax.random.PRNGKey(0)
-    compiled = jax.jit(run).lower(key).compile()
+    compiled = rollout_fn(m, batch, steps).lower(key).compile()
     jax.block_until_ready(compiled(key))
     return lambda: jax.block_until_ready(compiled(key))
 
