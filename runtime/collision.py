@@ -2,7 +2,8 @@
 
 Where it sits: the runtime step computes colliders' world poses, then calls, for each group of
 collider pairs with the same shape pair, `KERNELS[name]` vmapped over the pairs (and over
-environments); the contact solver consumes the `Contact` rows. `collision_table.PAIRS` says which
+environments), or, for the kernels in `BATCHED`, once on all of them with the batch axes last; the
+contact solver consumes the `Contact` rows. `collision_table.PAIRS` says which
 kernel and how many rows each shape pair has; the compiler prepares mesh and height-field data with
 `collision_data`. jax and numpy only.
 
@@ -143,29 +144,38 @@ BIG = 1e30
 
 # --- small vector helpers ---------------------------------------------------------------------------
 
-def _dot(a, b):
-    return jnp.sum(a * b, axis=-1)
+# The helpers take the axis that holds x, y, z: -1 (the default) for one pair's vectors, as the kernels
+# under vmap see them; XYZ (0) for the batched kernels (`BATCHED`), whose vectors are (3, *batch).
+XYZ = 0
 
 
-def _cross(a, b):
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+def _dot(a, b, axis=-1):
+    return jnp.sum(a * b, axis=axis)
 
 
-def _norm(v):
+def _xyz(a, axis):
+    return (a[0], a[1], a[2]) if axis == 0 else (a[..., 0], a[..., 1], a[..., 2])
+
+
+def _cross(a, b, axis=-1):
+    a0, a1, a2 = _xyz(a, axis)
+    b0, b1, b2 = _xyz(b, axis)
+    return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=axis)
+
+
+def _norm(v, axis=-1):
     """|v| with a finite gradient at v = 0 (double where)."""
-    n2 = _dot(v, v)
+    n2 = _dot(v, v, axis)
     ok = n2 > TINY2
     return jnp.where(ok, jnp.sqrt(jnp.where(ok, n2, 1.0)), 0.0)
 
 
-def _normalize(v, fallback):
+def _normalize(v, fallback, axis=-1):
     """v / |v|, or `fallback` (a unit vector) where v is too short to have a direction."""
-    n2 = _dot(v, v)
+    n2 = _dot(v, v, axis)
     ok = n2 > TINY2
     inv = jax.lax.rsqrt(jnp.where(ok, n2, 1.0))
-    return jnp.where(ok[..., None], v * inv[..., None], fallback)
+    return jnp.where(jnp.expand_dims(ok, axis), v * jnp.expand_dims(inv, axis), fallback)
 
 
 def _div(num, den, default=0.0):
@@ -174,15 +184,19 @@ def _div(num, den, default=0.0):
     return jnp.where(ok, num / jnp.where(ok, den, 1.0), default)
 
 
-def _perpendicular(d):
+def _perpendicular(d, axis=-1):
     """A unit vector perpendicular to d (any, when d = 0)."""
-    ax = jnp.abs(d)
+    x, y, z = _xyz(jnp.abs(d), axis)
     # Cross with the coordinate axis least aligned with d.
-    e = jnp.where((ax[..., 0] <= ax[..., 1]) & (ax[..., 0] <= ax[..., 2]), 0,
-                  jnp.where(ax[..., 1] <= ax[..., 2], 1, 2))
-    basis = (jnp.arange(3) == e[..., None]).astype(d.dtype)
-    z = jnp.zeros_like(d).at[..., 0].set(1.0)
-    return _normalize(_cross(d, basis), z)
+    e = jnp.where((x <= y) & (x <= z), 0, jnp.where(y <= z, 1, 2))
+    basis = jnp.stack([e == k for k in range(3)], axis=axis).astype(d.dtype)
+    return _normalize(_cross(d, basis, axis), _unit(0, d, axis), axis)
+
+
+def _unit(k, like, axis=-1):
+    """The unit vector along coordinate k, shaped to broadcast against vectors `like`."""
+    v = jnp.zeros((3,), like.dtype).at[k].set(1.0)
+    return v if axis != 0 else v.reshape((3,) + (1,) * (like.ndim - 1))
 
 
 def _rotate(mat, v):
@@ -239,22 +253,22 @@ def _segment(g: Geom):
     return g.pos - half, g.pos + half
 
 
-def _closest_on_segment(a, b, p):
+def _closest_on_segment(a, b, p, axis=-1):
     """Parameter t in [0, 1] and point of segment a-b closest to p (broadcasting over leading axes)."""
     d = b - a
-    t = jnp.clip(_div(_dot(p - a, d), _dot(d, d)), 0.0, 1.0)
-    return t, a + t[..., None] * d
+    t = jnp.clip(_div(_dot(p - a, d, axis), _dot(d, d, axis)), 0.0, 1.0)
+    return t, a + jnp.expand_dims(t, axis) * d
 
 
-def _closest_segments(a0, a1, b0, b1):
+def _closest_segments(a0, a1, b0, b1, axis=-1):
     """Closest points of segments a0-a1 and b0-b1: (s, t, point on a, point on b), broadcasting.
 
     Parallel segments (whose closest points are not unique) get the middle of their overlap, so that
     symmetric configurations give symmetric answers.
     """
     d1, d2, r = a1 - a0, b1 - b0, a0 - b0
-    a, e, b = _dot(d1, d1), _dot(d2, d2), _dot(d1, d2)
-    c, f = _dot(d1, r), _dot(d2, r)
+    a, e, b = _dot(d1, d1, axis), _dot(d2, d2, axis), _dot(d1, d2, axis)
+    c, f = _dot(d1, r, axis), _dot(d2, r, axis)
     denom = a * e - b * b
     skew = denom > PARALLEL_SIN2 * a * e
     s_skew = jnp.clip(_div(b * f - c * e, jnp.where(skew, denom, 0.0)), 0.0, 1.0)
@@ -264,26 +278,43 @@ def _closest_segments(a0, a1, b0, b1):
     s = jnp.where(skew, s_skew, 0.5 * (lo + hi))
     t = jnp.clip(_div(b * s + f, e), 0.0, 1.0)
     s = jnp.clip(_div(b * t - c, a), 0.0, 1.0)
-    return s, t, a0 + s[..., None] * d1, b0 + t[..., None] * d2
+    return s, t, a0 + jnp.expand_dims(s, axis) * d1, b0 + jnp.expand_dims(t, axis) * d2
 
 
 # --- plane -------------------------------------------------------------------------------------------
 
+# The kernels in BATCHED (planes, spheres and capsules with each other) take vectors with x, y, z on
+# their first axis, so besides one pair's Geom they accept Geoms with trailing batch axes: pos (3, *b),
+# mat (3, 3, *b), size (3, *b) (or broadcastable, e.g. (3, npair, 1)), and return rows (n, *b) and
+# (n, 3, *b). The runtime calls them that way, with the batch on the last (fastest) axis: vmap would
+# put x, y, z last instead, and these small dot products then run about 3x slower.
+
+def _batched_rows(rows):
+    """Contact rows from a list of (dist, pos, normal, active) with x, y, z first: all broadcast to the
+    common batch shape and stacked row first."""
+    shape = jnp.broadcast_shapes(*(r[0].shape for r in rows), *(r[1].shape[1:] for r in rows))
+    vec = (3,) + shape
+    return Contact(jnp.stack([jnp.broadcast_to(r[0], shape) for r in rows]),
+                   jnp.stack([jnp.broadcast_to(r[1], vec) for r in rows]),
+                   jnp.stack([jnp.broadcast_to(r[2], vec) for r in rows]),
+                   jnp.stack([jnp.broadcast_to(r[3], shape) for r in rows]))
+
+
 def plane_sphere(plane: Geom, sphere: Geom) -> Contact:
     n = plane.mat[:, 2]
     r = sphere.size[0]
-    h = _dot(n, sphere.pos - plane.pos)
-    pos = sphere.pos - n * (0.5 * (r + h))
-    return _rows((h - r)[None], pos[None], n[None], jnp.ones((1,), bool))
+    h = _dot(n, sphere.pos - plane.pos, XYZ)
+    return _batched_rows([(h - r, sphere.pos - n * (0.5 * (r + h)), n, True)])
 
 
 def plane_capsule(plane: Geom, capsule: Geom) -> Contact:
     n = plane.mat[:, 2]
     r = capsule.size[0]
-    ends = jnp.stack(_segment(capsule))
-    h = _dot(ends - plane.pos, n)
-    pos = ends - n * (0.5 * (r + h))[:, None]
-    return _rows(h - r, pos, jnp.broadcast_to(n, (2, 3)), jnp.ones((2,), bool))
+    rows = []
+    for end in _segment(capsule):
+        h = _dot(end - plane.pos, n, XYZ)
+        rows.append((h - r, end - n * (0.5 * (r + h)), n, True))
+    return _batched_rows(rows)
 
 
 def _face_flips():
@@ -336,12 +367,12 @@ def plane_mesh(plane: Geom, mesh: Geom) -> Contact:
 # --- sphere ------------------------------------------------------------------------------------------
 
 def _spheres(c1, r1, c2, r2, fallback) -> Contact:
-    """One row between spheres (c1, r1) and (c2, r2); `fallback` normal when the centres coincide."""
+    """One row between spheres (c1, r1) and (c2, r2), x, y, z first; `fallback` normal when the
+    centres coincide."""
     d = c2 - c1
-    n = _normalize(d, fallback)
-    dist = _norm(d) - r1 - r2
-    pos = 0.5 * (c1 + r1 * n + c2 - r2 * n)
-    return _rows(dist[None], pos[None], n[None], jnp.ones((1,), bool))
+    n = _normalize(d, fallback, XYZ)
+    dist = _norm(d, XYZ) - r1 - r2
+    return _batched_rows([(dist, 0.5 * (c1 + r1 * n + c2 - r2 * n), n, True)])
 
 
 def _up(like):
@@ -349,13 +380,13 @@ def _up(like):
 
 
 def sphere_sphere(s1: Geom, s2: Geom) -> Contact:
-    return _spheres(s1.pos, s1.size[0], s2.pos, s2.size[0], _up(s1.pos))
+    return _spheres(s1.pos, s1.size[0], s2.pos, s2.size[0], _unit(2, s1.pos, XYZ))
 
 
 def sphere_capsule(sphere: Geom, capsule: Geom) -> Contact:
     a, b = _segment(capsule)
-    _, q = _closest_on_segment(a, b, sphere.pos)
-    return _spheres(sphere.pos, sphere.size[0], q, capsule.size[0], _perpendicular(b - a))
+    _, q = _closest_on_segment(a, b, sphere.pos, XYZ)
+    return _spheres(sphere.pos, sphere.size[0], q, capsule.size[0], _perpendicular(b - a, XYZ))
 
 
 def sphere_box(sphere: Geom, box: Geom) -> Contact:
@@ -783,25 +814,28 @@ def capsule_capsule(c1: Geom, c2: Geom) -> Contact:
     b0, b1 = _segment(c2)
     r1, r2 = c1.size[0], c2.size[0]
     d1, d2 = a1 - a0, b1 - b0
-    _, _, pa, pb = _closest_segments(a0, a1, b0, b1)
-    fallback = _normalize(_cross(d1, d2), _perpendicular(d1))
-    n = _normalize(pb - pa, fallback)
-    dist = _norm(pb - pa) - r1 - r2
-    main = _rows(dist[None], (pa + n * (r1 + 0.5 * dist))[None], n[None], jnp.ones((1,), bool))
+    _, _, pa, pb = _closest_segments(a0, a1, b0, b1, XYZ)
+    cr = _cross(d1, d2, XYZ)
+    n = _normalize(pb - pa, _normalize(cr, _perpendicular(d1, XYZ), XYZ), XYZ)
+    dist = _norm(pb - pa, XYZ) - r1 - r2
+    main_pos = pa + n * (r1 + 0.5 * dist)
     # Nearly parallel axes touch along a line: rows at both ends of the overlap, distance along n.
-    aa, ee = _dot(d1, d1), _dot(d2, d2)
-    cr = _cross(d1, d2)
-    parallel = _dot(cr, cr) <= CAPSULE_PARALLEL_SIN ** 2 * aa * ee
-    sb0, sb1 = _div(_dot(b0 - a0, d1), aa), _div(_dot(b1 - a0, d1), aa)
+    aa, ee = _dot(d1, d1, XYZ), _dot(d2, d2, XYZ)
+    parallel = _dot(cr, cr, XYZ) <= CAPSULE_PARALLEL_SIN ** 2 * aa * ee
+    sb0, sb1 = _div(_dot(b0 - a0, d1, XYZ), aa), _div(_dot(b1 - a0, d1, XYZ), aa)
     lo = jnp.clip(jnp.minimum(sb0, sb1), 0.0, 1.0)
     hi = jnp.clip(jnp.maximum(sb0, sb1), 0.0, 1.0)
-    ends = a0 + jnp.stack([lo, hi])[:, None] * d1
-    _, near = _closest_on_segment(b0, b1, ends)
-    de = _dot(near - ends, n) - r1 - r2
-    pair = _rows(de, ends + n * (r1 + 0.5 * de)[:, None], jnp.broadcast_to(n, (2, 3)),
-                 jnp.stack([jnp.array(True), (hi - lo) * jnp.sqrt(aa) > DEDUPE * (r1 + r2)]))
-    single = _stack([main, main._replace(active=jnp.zeros((1,), bool))])
-    return _select(parallel & (hi > lo), pair, single)
+    line = parallel & (hi > lo)
+    rows = []
+    for k, t in enumerate((lo, hi)):
+        end = a0 + t * d1
+        _, near = _closest_on_segment(b0, b1, end, XYZ)
+        de = _dot(near - end, n, XYZ) - r1 - r2
+        # Off the line, row 0 is the closest points' row and row 1 is padding.
+        on = (hi - lo) * jnp.sqrt(aa) > DEDUPE * (r1 + r2) if k else True
+        rows.append((jnp.where(line, de, dist), jnp.where(line, end + n * (r1 + 0.5 * de), main_pos), n,
+                     jnp.where(line, on, k == 0)))
+    return _batched_rows(rows)
 
 
 # --- height fields ---------------------------------------------------------------------------------
@@ -1021,6 +1055,9 @@ def heightfield_box(hf: Geom, box: Geom) -> Contact:
     rows = _stack([corner_rows, vertex_rows])
     return _to_world(hf, _dedupe(rows, DEDUPE * _norm(h)))
 
+
+# Kernels written with x, y, z first, which accept trailing batch axes (see plane_sphere).
+BATCHED = frozenset({"plane_sphere", "plane_capsule", "sphere_sphere", "sphere_capsule", "capsule_capsule"})
 
 KERNELS: dict[str, Callable[[Geom, Geom], Contact]] = {
     "plane_sphere": plane_sphere,

@@ -88,7 +88,17 @@ def _run_kernel(m: Model, grp, gpos, gmat):
                               size=m.geom_size[ids], mesh=stack([m.geom_mesh[g] for g in ids]),
                               hfield=stack([m.geom_hfield[g] for g in ids]))
 
-    g1, g2 = geoms(np.asarray(grp.geom1.array)), geoms(np.asarray(grp.geom2.array))
+    ids1, ids2 = np.asarray(grp.geom1.array), np.asarray(grp.geom2.array)
+    if grp.kernel in collision.BATCHED:
+        # x, y, z first and the pairs and the batch after them, in one call (see collision.BATCHED).
+        def batched(ids):
+            return collision.Geom(pos=jnp.moveaxis(gpos[ids], 1, 0), mat=jnp.moveaxis(gmat[ids], 0, 2),
+                                  size=m.geom_size[ids].T[:, :, None])
+
+        con = collision.KERNELS[grp.kernel](batched(ids1), batched(ids2))   # (ncon, npair, ...)
+        return type(con)(*(jnp.moveaxis(x, -2, 0) for x in con))          # (npair, ncon, ..., B)
+
+    g1, g2 = geoms(ids1), geoms(ids2)
 
     # Inner vmap over the batch: only poses vary; sizes, meshes and height fields are shared.
     batch_axes = collision.Geom(pos=0, mat=0, size=None, mesh=None, hfield=None)

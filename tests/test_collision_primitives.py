@@ -16,7 +16,7 @@ import pytest
 
 import collision_cases as K
 import collision_reference as R
-from scenec.runtime import collision_data
+from scenec.runtime import collision, collision_data
 from scenec.runtime.collision_table import Shape
 
 # float32 kernels on coordinates of a few metres: observed errors of the distances are below 4e-7 m;
@@ -238,3 +238,49 @@ def test_nearly_parallel_capsules_stay_exact():
     out = K.run("capsule_capsule", pairs)
     np.testing.assert_allclose(K.min_active(out), want, atol=DIST_TOL)
     assert out.active.all(axis=1).sum() >= NPOSE // 2          # most overlap: two rows
+
+
+@pytest.mark.parametrize("name", sorted(collision.BATCHED))
+def test_batched_call_matches_the_per_pair_call(name):
+    # The runtime calls these kernels once on all pairs and environments, x, y, z first (pos (3, npair,
+    # B), sizes (3, npair, 1)); the tests above check them per pair under vmap. Both must give the same
+    # rows. Cases: random poses, plus (for capsules) parallel axes and (for spheres) coincident centres,
+    # where the rows' choices branch.
+    a, b = (Shape[s.upper()] for s in name.split("_"))
+    pairs, _ = random_pairs(a, b, seed=zlib.crc32(name.encode()) + 2, n=24)
+    rot = R.rotation_about([0, 1, 0], np.pi / 2)
+    if name == "capsule_capsule":
+        pairs += [(K.geom([0, 0, 0], rot, [0.1, 0.3, 0]), K.geom([0.2, 0, 0.199], rot, [0.1, 0.3, 0])),
+                  (K.geom([0, 0, 0], rot, [0.1, 0.3, 0]), K.geom([0.6, 0, 0.19], rot, [0.1, 0.3, 0])),
+                  (K.geom([0, 0, 0], rot, [0.1, 0.3, 0]), K.geom([0, 0, 0], rot, [0.1, 0.3, 0]))]
+    if name == "sphere_sphere":
+        pairs += [(K.geom([1, 2, 3], np.eye(3), [0.2, 0, 0]), K.geom([1, 2, 3], np.eye(3), [0.3, 0, 0]))]
+    per_pair = K.run(name, pairs)
+    npair = len(pairs)
+    # Environment e sees the pairs rolled by e places; sizes either per pair and environment, or per
+    # pair only (3, npair, 1), as the runtime passes them, with the identity order.
+    for env, shared_size in ((3, False), (2, True)):
+        order = np.stack([np.roll(np.arange(npair), 0 if shared_size else e) for e in range(env)], 1)
+
+        def batched(geoms):
+            g = jax.tree.map(lambda x: np.asarray(x)[order], K.stack(geoms))            # (npair, env, ...)
+            size = np.asarray(K.stack(geoms).size).T[:, :, None] if shared_size else np.moveaxis(g.size, -1, 0)
+            return collision.Geom(jnp.asarray(np.moveaxis(g.pos, -1, 0)),
+                                  jnp.asarray(np.moveaxis(g.mat, (-2, -1), (0, 1))), jnp.asarray(size))
+
+        out = jax.jit(collision.KERNELS[name])(batched([p[0] for p in pairs]), batched([p[1] for p in pairs]))
+        ncon = per_pair.dist.shape[1]
+        assert out.dist.shape == (ncon, npair, env) and out.pos.shape == (ncon, 3, npair, env)
+        for e in range(env):
+            want = jax.tree.map(lambda x: x[order[:, e]], per_pair)
+            np.testing.assert_array_equal(np.asarray(out.active[..., e]).T, want.active)
+            np.testing.assert_allclose(np.asarray(out.dist[..., e]).T, want.dist, atol=BATCH_TOL)
+            for field in ("pos", "normal"):
+                np.testing.assert_allclose(np.moveaxis(np.asarray(getattr(out, field)[..., e]), 2, 0),
+                                           getattr(want, field), atol=BATCH_TOL)
+
+
+# The batched and per-pair calls run the same float32 operations; XLA may contract them differently
+# (fused multiply-adds), and environments shifted by a few metres round differently: a few ulps of
+# metre-scale values.
+BATCH_TOL = 2e-6
