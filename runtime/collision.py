@@ -283,11 +283,11 @@ def _closest_segments(a0, a1, b0, b1, axis=-1):
 
 # --- plane -------------------------------------------------------------------------------------------
 
-# The kernels in BATCHED (planes, spheres and capsules with each other) take vectors with x, y, z on
-# their first axis, so besides one pair's Geom they accept Geoms with trailing batch axes: pos (3, *b),
-# mat (3, 3, *b), size (3, *b) (or broadcastable, e.g. (3, npair, 1)), and return rows (n, *b) and
-# (n, 3, *b). The runtime calls them that way, with the batch on the last (fastest) axis: vmap would
-# put x, y, z last instead, and these small dot products then run about 3x slower.
+# The kernels in BATCHED (planes, spheres and capsules with each other, and plane_box) take vectors
+# with x, y, z on their first axis, so besides one pair's Geom they accept Geoms with trailing batch
+# axes: pos (3, *b), mat (3, 3, *b), size (3, *b) (or broadcastable, e.g. (3, npair, 1)), and return
+# rows (n, *b) and (n, 3, *b). The runtime calls them that way, with the batch on the last (fastest)
+# axis: vmap would put x, y, z last instead, and these small dot products then run about 3x slower.
 
 def _batched_rows(rows):
     """Contact rows from a list of (dist, pos, normal, active) with x, y, z first: all broadcast to the
@@ -333,16 +333,20 @@ _FACE_FLIPS = _face_flips()
 def plane_box(plane: Geom, box: Geom) -> Contact:
     n = plane.mat[:, 2]
     h = box.size
-    nl = _unrotate(box.mat, n)                      # plane normal in the box frame
+    axes = [box.mat[:, i] for i in range(3)]
+    nl = jnp.stack([_dot(n, a, XYZ) for a in axes])   # plane normal in the box frame
     lowest = jnp.where(nl > 0, -1.0, 1.0) * h       # the corner deepest below the plane
     # Keep the axis whose flip would raise the corner most; the face across the other two axes is the
     # one facing the plane, and contains the lowest corner.
-    k = jnp.argmax(jnp.abs(nl) * h)
-    flips = _const(_FACE_FLIPS, h)
-    flips = jnp.where(k == 0, flips[0], jnp.where(k == 1, flips[1], flips[2]))
-    corners = _rotate(box.mat, lowest * flips) + box.pos
-    d = _dot(corners - plane.pos, n)
-    return _rows(d, corners - n * (0.5 * d)[:, None], jnp.broadcast_to(n, (4, 3)), jnp.ones((4,), bool))
+    k = jnp.argmax(jnp.abs(nl) * h, axis=0)
+    rows = []
+    for c in range(4):
+        flip = [_const(_FACE_FLIPS[a, c], h).reshape((3,) + (1,) * k.ndim) for a in range(3)]
+        local = lowest * jnp.where(k == 0, flip[0], jnp.where(k == 1, flip[1], flip[2]))
+        corner = local[0] * axes[0] + local[1] * axes[1] + local[2] * axes[2] + box.pos
+        d = _dot(corner - plane.pos, n, XYZ)
+        rows.append((d, corner - n * (0.5 * d), n, True))
+    return _batched_rows(rows)
 
 
 def plane_mesh(plane: Geom, mesh: Geom) -> Contact:
@@ -1057,7 +1061,8 @@ def heightfield_box(hf: Geom, box: Geom) -> Contact:
 
 
 # Kernels written with x, y, z first, which accept trailing batch axes (see plane_sphere).
-BATCHED = frozenset({"plane_sphere", "plane_capsule", "sphere_sphere", "sphere_capsule", "capsule_capsule"})
+BATCHED = frozenset({"plane_sphere", "plane_capsule", "plane_box", "sphere_sphere", "sphere_capsule",
+                     "capsule_capsule"})
 
 KERNELS: dict[str, Callable[[Geom, Geom], Contact]] = {
     "plane_sphere": plane_sphere,
