@@ -7,7 +7,9 @@ For every kernel in `collision.KERNELS` it builds `batch` random pairs near cont
 cells, with a window sized for the partner: 4 x 4 cells for spheres, 8 x 8 for capsules and boxes), compiles
 `jit(vmap(kernel))`, and reports the best of `repeats` timed runs divided by the batch, the FLOPs XLA
 estimates for one pair (`cost_analysis()` of the unbatched kernel), the compile time, and the contact
-rows. Not a test: figures depend on the machine.
+rows. Kernels in `collision.BATCHED` are also timed as the runtime calls them, once on all pairs with
+x, y, z first and the batch last ("batched us"; "-" for the others, which the runtime vmaps). Not a
+test: figures depend on the machine.
 """
 
 from __future__ import annotations
@@ -111,8 +113,21 @@ def bench(name: str, a: Shape, b: Shape, batch: int, repeats: int) -> dict:
         jax.block_until_ready(f(g1, g2))
         best = min(best, time.perf_counter() - t0)
     active = float(np.mean(np.sum(np.asarray(out.active), axis=1)))
+    batched = float("nan")
+    if name in collision.BATCHED:
+        first = lambda g: g._replace(pos=g.pos.T, mat=jnp.moveaxis(g.mat, 0, -1), size=g.size.T)  # noqa: E731
+        h1, h2 = first(g1), first(g2)
+        fb = jax.jit(kernel)
+        jax.block_until_ready(fb(h1, h2))
+        batched = min(_timed(fb, h1, h2) for _ in range(repeats))
     return {"kernel": name, "ncon": out.dist.shape[1], "flops": flops, "us_per_pair": 1e6 * best / batch,
-            "compile_s": compile_s, "mean_active": active}
+            "batched_us_per_pair": 1e6 * batched / batch, "compile_s": compile_s, "mean_active": active}
+
+
+def _timed(f, *args):
+    t0 = time.perf_counter()
+    jax.block_until_ready(f(*args))
+    return time.perf_counter() - t0
 
 
 def main(argv=None):
@@ -123,13 +138,15 @@ def main(argv=None):
     args = parser.parse_args(argv)
     wanted = set(filter(None, args.kernels.split(",")))
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; batch {args.batch}")
-    print(f"{'kernel':22s} {'ncon':>4s} {'flops/pair':>11s} {'us/pair':>9s} {'compile s':>9s} {'active':>6s}")
+    print(f"{'kernel':22s} {'ncon':>4s} {'flops/pair':>11s} {'us/pair':>9s} {'batched us':>10s} {'compile s':>9s} "
+          f"{'active':>6s}")
     for (a, b), info in PAIRS.items():
         if wanted and info.kernel not in wanted:
             continue
         r = bench(info.kernel, a, b, args.batch, args.repeats)
+        fast = r["batched_us_per_pair"]
         print(f"{r['kernel']:22s} {r['ncon']:4d} {r['flops']:11.0f} {r['us_per_pair']:9.3f} "
-              f"{r['compile_s']:9.2f} {r['mean_active']:6.2f}")
+              f"{'-' if np.isnan(fast) else f'{fast:.3f}':>10s} {r['compile_s']:9.2f} {r['mean_active']:6.2f}")
 
 
 if __name__ == "__main__":
