@@ -275,13 +275,18 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
     # --- contacts: blocks of three rows (normal, two tangents) ---------------------------------------
     ncontact = 0
     if m.pair_groups:
-        slots = _candidates(m, f)
+        # Sub-scopes name the setup's parts in a profile (tools/profile_scopes.py); metadata only.
+        with jax.named_scope("collide"):
+            slots = _candidates(m, f)
         if 0 < m.contact_budget < len(slots.pair):
-            slots = _closest(slots, m.contact_budget)
-        Jc, frames = _slot_jacobians(m, f, slots)                       # (nc, 3, nv, B), (nc, 3, 3, B)
+            with jax.named_scope("select"):
+                slots = _closest(slots, m.contact_budget)
+        with jax.named_scope("jacobians"):
+            Jc, frames = _slot_jacobians(m, f, slots)                   # (nc, 3, nv, B), (nc, 3, 3, B)
         ncontact = Jc.shape[0]
-        Wc = _rows_times_minv(Jc, minv)                                 # rows of J·M⁻¹
-        Ac = _row_dot(Jc, Wc)                                           # (nc, 3, B) diag of J M⁻¹ Jᵀ
+        with jax.named_scope("rows_times_minv"):
+            Wc = _rows_times_minv(Jc, minv)                             # rows of J·M⁻¹
+            Ac = _row_dot(Jc, Wc)                                       # (nc, 3, B) diag of J M⁻¹ Jᵀ
         mc = jnp.where(Ac > _TINY, 1.0 / jnp.where(Ac > _TINY, Ac, 1.0), 0.0)
         Cc = slots.dist
         active = slots.active.astype(dtype)
@@ -309,20 +314,21 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         return qd_vec + Wb[0] * step[0] + Wb[1] * step[1] + Wb[2] * step[2], new
 
     # --- joint limits: one row each --------------------------------------------------------------
-    lJ, lC, ltc, ldr = _limit_rows(m, q)
-    nlimit = sum(x.shape[0] for x in lJ)
-    if nlimit:
-        Jl, Cl, tcl, drl = (jnp.concatenate(x) for x in (lJ, lC, ltc, ldr))   # (nl, nv, B), (nl, B) ...
-        if 0 < m.limit_budget < nlimit:
-            # Each environment's limit_budget rows nearest their limits (smallest C), nearest first.
-            idx = jax.lax.top_k(-Cl.T, m.limit_budget)[1].T             # (k, B)
-            Jl, Cl, tcl, drl = (_take_rows(x, idx) for x in (Jl, Cl, tcl, drl))
-            nlimit = m.limit_budget
-        Wl = _rows_times_minv(Jl, minv)
-        Al = _row_dot(Jl, Wl)                                           # (nl, B)
-        ml = jnp.where(Al > _TINY, 1.0 / jnp.where(Al > _TINY, Al, 1.0), 0.0)
-        limits = (Jl, Wl, ml) + bias_of(tcl, drl, Cl)
-        carry.append(sm.zeros_like_batch((nlimit, batch), qd_free))
+    with jax.named_scope("limit_rows"):
+        lJ, lC, ltc, ldr = _limit_rows(m, q)
+        nlimit = sum(x.shape[0] for x in lJ)
+        if nlimit:
+            Jl, Cl, tcl, drl = (jnp.concatenate(x) for x in (lJ, lC, ltc, ldr))   # (nl, nv, B), (nl, B) ...
+            if 0 < m.limit_budget < nlimit:
+                # Each environment's limit_budget rows nearest their limits (smallest C), nearest first.
+                idx = jax.lax.top_k(-Cl.T, m.limit_budget)[1].T             # (k, B)
+                Jl, Cl, tcl, drl = (_take_rows(x, idx) for x in (Jl, Cl, tcl, drl))
+                nlimit = m.limit_budget
+            Wl = _rows_times_minv(Jl, minv)
+            Al = _row_dot(Jl, Wl)                                           # (nl, B)
+            ml = jnp.where(Al > _TINY, 1.0 / jnp.where(Al > _TINY, Al, 1.0), 0.0)
+            limits = (Jl, Wl, ml) + bias_of(tcl, drl, Cl)
+            carry.append(sm.zeros_like_batch((nlimit, batch), qd_free))
 
     def limit_update(qd_vec, row):
         Jr, Wr, mr, bias_r, ms_r, is_r, lam = row                       # Jr (nv, B), lam (B,)
@@ -341,7 +347,8 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
             out.append(lam)
         return (qd_vec, *out), None
 
-    (qd_vec, *lams), _ = jax.lax.scan(sweep, tuple(carry), None, length=m.solver_iterations)
+    with jax.named_scope("iterations"):
+        (qd_vec, *lams), _ = jax.lax.scan(sweep, tuple(carry), None, length=m.solver_iterations)
     if not ncontact:
         return qd_vec, zero_force
     lam = lams[0]

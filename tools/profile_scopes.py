@@ -1,0 +1,99 @@
+"""Where a step's device time goes, by named scope: a profile of `scenec run`'s rollout with each XLA
+thunk's time charged to the scope of the code it came from.
+
+    python tools/profile_scopes.py scenes/humanoid.yaml --batch 1024
+
+The step's stages run under `jax.named_scope` (step.py: kinematics, velocities, inertia, forces,
+mass_matrix, constraints, integration, outputs); the constraint stage names its parts (collide,
+select, jacobians, rows_times_minv, limit_rows, iterations). Each line is a scope's share of the thunk
+time summed over all devices, and its thunk count per control step.
+
+Read the shares with tools/ablate.py beside them: a thunk profile charges loop control and the
+profiler's own cost per thunk to the thunks themselves, so work made of many small thunks (the
+solver's iterations) looks larger here than what switching it off saves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import gzip
+import json
+import re
+import sys
+import tempfile
+
+# Scope path pieces that say how, not where: loops, calls, the device split, jitted helpers.
+_PLUMBING = re.compile(r"^(while|body|cond|closed_call|shard_map|jit\(.*\)|pjit)$")
+
+
+def scope_of(op_name: str) -> str:
+    """'jit(run)/while/body/…/constraints/while/body/…/add' → 'constraints/iterations'-style keys: the
+    step's stage, and inside the constraint stage its named part (or 'other')."""
+    parts = [p for p in op_name.split("/")[:-1] if not _PLUMBING.match(p)]
+    stages = ("kinematics", "velocities", "inertia", "forces", "mass_matrix", "constraints", "integration",
+              "outputs")
+    for i, p in enumerate(parts):
+        if p in stages:
+            if p != "constraints":
+                return p
+            rest = parts[i + 1:]
+            return "constraints/" + (rest[0] if rest else "other")
+    if "_uniform" in op_name or "random" in op_name:
+        return "(the rollout's random actions)"
+    return "(loops, tiles, device split)"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scene")
+    parser.add_argument("--batch", type=int, default=1024)
+    parser.add_argument("--steps", type=int, default=5, help="control steps per profiled call")
+    parser.add_argument("--calls", type=int, default=3, help="profiled calls")
+    args = parser.parse_args(argv)
+
+    import jax
+
+    from scenec.compiler import api
+    from scenec.compiler.cmd_run import rollout_fn
+
+    model = api.compile(args.scene, measure_jit=False).model
+    compiled = rollout_fn(model, args.batch, args.steps).lower(jax.random.PRNGKey(0)).compile()
+    hlo = compiled.as_text()
+    op_name, loops = {}, set()
+    for line in hlo.splitlines():
+        m = re.match(r"\s*(?:ROOT )?%?([\w.\-]+) = .*? ([\w-]+)\(.*?op_name=\"([^\"]*)\"", line)
+        if m:
+            op_name[m.group(1)] = m.group(3)
+            if m.group(2) == "while":
+                loops.add(m.group(1))
+    jax.block_until_ready(compiled(jax.random.PRNGKey(0)))           # warm up outside the profile
+    with tempfile.TemporaryDirectory() as d:
+        with jax.profiler.trace(d):
+            for i in range(args.calls):
+                jax.block_until_ready(compiled(jax.random.PRNGKey(i)))
+        files = glob.glob(f"{d}/**/*.trace.json.gz", recursive=True)
+        if not files:
+            print("profile_scopes: the profiler wrote no trace", file=sys.stderr)
+            return 1
+        events = json.load(gzip.open(files[0]))["traceEvents"]
+    time, count = collections.Counter(), collections.Counter()
+    for e in events:
+        name = e.get("name", "")
+        if e.get("ph") != "X" or name not in op_name or name in loops:   # a loop's time is its body's
+            continue
+        key = scope_of(op_name[name])
+        time[key] += e["dur"]
+        count[key] += 1
+    total = sum(time.values())
+    per_step = args.calls * args.steps
+    print(f"{args.scene}: batch {args.batch}, {per_step} control steps profiled; thunk time per control step "
+          f"{total / per_step / 1000:.1f} ms (all devices), {sum(count.values()) / per_step:,.0f} thunks")
+    for key, t in time.most_common():
+        print(f"  {key:32s} {100 * t / total:5.1f}%  {count[key] / per_step:8,.0f} thunks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
