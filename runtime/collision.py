@@ -379,10 +379,6 @@ def _spheres(c1, r1, c2, r2, fallback) -> Contact:
     return _batched_rows([(dist, 0.5 * (c1 + r1 * n + c2 - r2 * n), n, True)])
 
 
-def _up(like):
-    return jnp.zeros((3,), like.dtype).at[2].set(1.0)
-
-
 def sphere_sphere(s1: Geom, s2: Geom) -> Contact:
     return _spheres(s1.pos, s1.size[0], s2.pos, s2.size[0], _unit(2, s1.pos, XYZ))
 
@@ -905,7 +901,7 @@ def _terrain(hf: Geom, center, cells: int | None = None) -> _Terrain:
     lower = jnp.stack([at(0, 0, wy, wx), at(0, 1, wy, wx), at(1, 1, wy, wx)], axis=1)
     upper = jnp.stack([at(0, 0, wy, wx), at(1, 1, wy, wx), at(1, 0, wy, wx)], axis=1)
     tri = jnp.concatenate([lower, upper])
-    n = _normalize(_cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), _up(tri))
+    n = _normalize(_cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]), _unit(2, tri))
     side, edge = _side_normals(tri, n)
     vside = jnp.stack([-edge[..., 1], edge[..., 0], jnp.zeros_like(edge[..., 0])], axis=-1)
     # Edges along x, along y, and diagonals, each with the far vertices of its two triangles.
@@ -948,7 +944,7 @@ def _point_terrain(c, ter: _Terrain):
     over_normal = jnp.all(_dot(ter.side, c - ter.tri) >= 0.0, axis=-1)
     over_vertical = jnp.all(_dot(ter.vside, c - ter.tri) >= 0.0, axis=-1)
     over = jnp.where(h >= 0.0, over_normal, over_vertical)
-    up = _up(c)
+    up = _unit(2, c)
     t, qe = _closest_on_segment(ter.edge_a, ter.edge_b, c)
     we = _normalize(c - qe, up)
     ok_e = (t > 0) & (t < 1) & _peak(we, ter.edge_far, ter.edge_slack)
@@ -980,7 +976,7 @@ def _segment_terrain(p0, p1, ter: _Terrain):
     h1 = _dot(p0 + t_hi[:, None] * d - ter.tri[:, 0], ter.n)
     h = jnp.minimum(h0, h1)
     pf = p0 + jnp.where(h0 <= h1, t_lo, t_hi)[:, None] * d
-    up = _up(p0)
+    up = _unit(2, p0)
     _, te, ps, pe = _closest_segments(p0, p1, ter.edge_a, ter.edge_b)
     we = _normalize(ps - pe, up)
     ok_e = (te > 0) & (te < 1) & _peak(we, ter.edge_far, ter.edge_slack, strict=True)

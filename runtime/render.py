@@ -8,10 +8,10 @@ Every collider is intersected analytically in its own frame: planes (one-sided, 
 their display size is set), spheres, capsules (a cylinder and two balls), boxes (slabs), convex
 meshes (the intersection of their hull's face half-spaces) and height fields (the ray walks the
 grid cells it crosses and meets each cell's two triangles). The nearest hit per pixel is shaded
-with Lambert + ambient light from one directional light, a small specular highlight, hard shadows (a second ray toward the
-light), a checkerboard on planes that fades where its cells get smaller than a pixel, and a sky
-gradient behind everything. Colours are the colliders' `geom_rgba` (alpha 0 hides a collider),
-lit in linear space and written as sRGB.
+with Lambert + ambient light from one directional light, a small specular highlight, hard shadows
+(a second ray toward the light), a checkerboard on planes that fades where its cells get smaller
+than a pixel, and a sky gradient behind everything. Colours are the colliders' `geom_rgba` (alpha 0
+hides a collider), lit in linear space and written as sRGB.
 
 Camera model (a pinhole; tests project with the same equations, written independently):
   forward f = unit(target - eye), right r = unit(f × up), up' = r × f,

@@ -280,7 +280,6 @@ def test_batched_call_matches_the_per_pair_call(name):
                                            getattr(want, field), atol=BATCH_TOL)
 
 
-# The batched and per-pair calls run the same float32 operations; XLA may contract them differently
-# (fused multiply-adds), and environments shifted by a few metres round differently: a few ulps of
-# metre-scale values.
+# The batched and per-pair calls run the same float32 operations on the same values; XLA may contract
+# them differently (fused multiply-adds): a few ulps of metre-scale values.
 BATCH_TOL = 2e-6
