@@ -207,28 +207,28 @@ def _slot_jacobians(m: Model, f: Frames, slots: _Slots):
 
 
 def _limit_rows(m: Model, q):
-    """One row per limited joint, J (k, nv, B): hinge/slide rows push away from the nearer end of the
-    range (their distance C is the smaller of the two); a ball row is the cone angle's distance to its
-    maximum. Also returns C, tc, dr (k, B)."""
+    """The rows of the limited joints, each pushing away from the nearer end of its joint's range.
+
+    A hinge or slide row is a unit row of J with a sign, J = s·e_d, and is returned as its dof d and
+    sign s; its distance C is the smaller of the two ends'. A ball row is the cone angle's distance to
+    its maximum, a dense row over the ball's three dofs. Returns `axis`, (d (k,) numpy, s, C, tc, dr)
+    with s, C, tc, dr (k, B), or None without hinge or slide limits; and `balls`, a list of
+    (J (1, nv, B), C, tc, dr (1, B)), one per limited ball joint."""
     dtype = q.dtype
     batch = q.shape[-1]
     kinds = np.asarray(m.jnt_kind.array)
     limited = np.asarray(m.jnt_limited.array)
-    J, C, tc, dr = [], [], [], []
+    axis, balls = None, []
     one = np.flatnonzero(limited & ((kinds == JointKind.HINGE) | (kinds == JointKind.SLIDE)))
     if len(one):
         a = np.asarray(m.jnt_qpos_adr.array)[one]
-        d = np.asarray(m.jnt_dof_adr.array)[one]
         below = q[a] - m.jnt_range[one, 0:1]
         above = m.jnt_range[one, 1:2] - q[a]
         lower_nearer = below < above
-        sign = jnp.where(lower_nearer, 1.0, -1.0).astype(dtype)          # (k, B)
-        rows = np.zeros((len(one), m.nv))
-        rows[np.arange(len(one)), d] = 1.0
-        J.append(jnp.asarray(rows, dtype)[..., None] * sign[:, None, :])
-        C.append(jnp.where(lower_nearer, below, above))
-        tc.append(jnp.broadcast_to(m.jnt_limit_solref[one, 0:1], (len(one), batch)))
-        dr.append(jnp.broadcast_to(m.jnt_limit_solref[one, 1:2], (len(one), batch)))
+        axis = (np.asarray(m.jnt_dof_adr.array)[one], jnp.where(lower_nearer, 1.0, -1.0).astype(dtype),
+                jnp.where(lower_nearer, below, above),
+                jnp.broadcast_to(m.jnt_limit_solref[one, 0:1], (len(one), batch)),
+                jnp.broadcast_to(m.jnt_limit_solref[one, 1:2], (len(one), batch)))
     for j in np.flatnonzero(limited & (kinds == JointKind.BALL)):
         a, d = m.jnt_qpos_adr[j], m.jnt_dof_adr[j]
         quat = sm.normalize(q[a:a + 4])
@@ -236,12 +236,77 @@ def _limit_rows(m: Model, q):
         vec = quat[1:]
         sin_half = sm.safe_norm(vec)
         angle = 2.0 * jnp.arctan2(sin_half, quat[0])
-        axis = vec / jnp.where(sin_half > 0, sin_half, 1.0)
-        J.append(jnp.zeros((1, m.nv, batch), dtype).at[0, d:d + 3].set(-axis))  # angle grows along axis
-        C.append((m.jnt_range[j, 1] - angle)[None])
-        tc.append(jnp.broadcast_to(m.jnt_limit_solref[j, 0], (1, batch)))
-        dr.append(jnp.broadcast_to(m.jnt_limit_solref[j, 1], (1, batch)))
-    return J, C, tc, dr
+        unit = vec / jnp.where(sin_half > 0, sin_half, 1.0)
+        balls.append((jnp.zeros((1, m.nv, batch), dtype).at[0, d:d + 3].set(-unit),   # angle grows along it
+                      (m.jnt_range[j, 1] - angle)[None],
+                      jnp.broadcast_to(m.jnt_limit_solref[j, 0], (1, batch)),
+                      jnp.broadcast_to(m.jnt_limit_solref[j, 1], (1, batch))))
+    return axis, balls
+
+
+def _limit_system(m: Model, q, minv, bias_of):
+    """The limit rows the solver visits, as the scan's per-row inputs, and their update; None without
+    limits. With `m.limit_budget`, each environment's rows nearest their limits (smallest C), nearest
+    first.
+
+    Hinge and slide rows (J = s·e_d) need no product with M⁻¹: W = J·M⁻¹ = s·M⁻¹[d], J·M⁻¹·Jᵀ =
+    M⁻¹[d, d], and the update reads the row's velocity s·qd[d] through a mask it builds, not from a
+    stored J. The same numbers as the dense rows (each dense sum had one non-zero term), for less work
+    and memory traffic. A scene with a limited ball joint keeps dense rows for all its limits."""
+    dtype, batch, budget = q.dtype, q.shape[-1], m.limit_budget
+    axis, balls = _limit_rows(m, q)
+    if axis is None and not balls:
+        return None
+    if balls:
+        parts = list(balls)
+        if axis is not None:
+            d, s = axis[:2]
+            unit = np.zeros((len(d), m.nv))
+            unit[np.arange(len(d)), d] = 1.0
+            parts.insert(0, (jnp.asarray(unit, dtype)[..., None] * s[:, None, :],) + axis[2:])
+        J, C, tc, dr = (jnp.concatenate(x) for x in zip(*parts))         # (k, nv, B), (k, B) ...
+        if 0 < budget < J.shape[0]:
+            idx = _nearest(C, budget)
+            J, C, tc, dr = (_take_rows(x, idx) for x in (J, C, tc, dr))
+        W = _rows_times_minv(J, minv)
+        A = _row_dot(J, W)                                               # (k, B)
+        head = J
+
+        def velocity(Jr, qd_vec):                                       # Jr (nv, B)
+            return jnp.sum(Jr * qd_vec, axis=0)
+    else:
+        d, s, C, tc, dr = axis
+        dof = d                                                          # static (k,)
+        if 0 < budget < len(d):
+            idx = _nearest(C, budget)
+            s, C, tc, dr = (_take_rows(x, idx) for x in (s, C, tc, dr))
+            dof = jnp.asarray(d, jnp.int32)[idx]                         # (budget, B): per environment
+        if isinstance(dof, np.ndarray):
+            W, A = minv[dof], minv[dof, dof]                             # (k, nv, B), (k, B)
+        else:
+            W = _take_rows(minv, dof)
+            A = _take_rows(minv[np.arange(m.nv), np.arange(m.nv)], dof)
+        head = (jnp.asarray(dof, jnp.int32), s)                          # the scan's per-row dof and sign
+        W = W * s[:, None, :]
+        dofs = np.arange(m.nv)[:, None]
+
+        def velocity(row_head, qd_vec):                                 # dof_r () or (B,), s_r (B,)
+            dof_r, s_r = row_head
+            return s_r * jnp.sum(jnp.where(dofs == dof_r, qd_vec, 0.0), axis=0)
+
+    mr = jnp.where(A > _TINY, 1.0 / jnp.where(A > _TINY, A, 1.0), 0.0)
+
+    def update(qd_vec, row):
+        row_head, Wr, mr, bias_r, ms_r, is_r, lam = row                 # Wr (nv, B), lam (B,)
+        new = jnp.maximum(lam - mr * ms_r * (velocity(row_head, qd_vec) + bias_r) - is_r * lam, 0.0)
+        return qd_vec + Wr * (new - lam), new
+
+    return (head, W, mr) + bias_of(tc, dr, C), update
+
+
+def _nearest(C, k):
+    """(k, B): each environment's k rows of smallest distance C (n, B), nearest first."""
+    return jax.lax.top_k(-C.T, k)[1].T
 
 
 def _rows_times_minv(J, minv):
@@ -315,26 +380,12 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
 
     # --- joint limits: one row each --------------------------------------------------------------
     with jax.named_scope("limit_rows"):
-        lJ, lC, ltc, ldr = _limit_rows(m, q)
-        nlimit = sum(x.shape[0] for x in lJ)
-        if nlimit:
-            Jl, Cl, tcl, drl = (jnp.concatenate(x) for x in (lJ, lC, ltc, ldr))   # (nl, nv, B), (nl, B) ...
-            if 0 < m.limit_budget < nlimit:
-                # Each environment's limit_budget rows nearest their limits (smallest C), nearest first.
-                idx = jax.lax.top_k(-Cl.T, m.limit_budget)[1].T             # (k, B)
-                Jl, Cl, tcl, drl = (_take_rows(x, idx) for x in (Jl, Cl, tcl, drl))
-                nlimit = m.limit_budget
-            Wl = _rows_times_minv(Jl, minv)
-            Al = _row_dot(Jl, Wl)                                           # (nl, B)
-            ml = jnp.where(Al > _TINY, 1.0 / jnp.where(Al > _TINY, Al, 1.0), 0.0)
-            limits = (Jl, Wl, ml) + bias_of(tcl, drl, Cl)
+        system = _limit_system(m, q, minv, bias_of)
+        nlimit = 0
+        if system is not None:
+            limits, limit_update = system
+            nlimit = limits[1].shape[0]                                 # W (k, nv, B)
             carry.append(sm.zeros_like_batch((nlimit, batch), qd_free))
-
-    def limit_update(qd_vec, row):
-        Jr, Wr, mr, bias_r, ms_r, is_r, lam = row                       # Jr (nv, B), lam (B,)
-        v = jnp.sum(Jr * qd_vec, axis=0)
-        new = jnp.maximum(lam - mr * ms_r * (v + bias_r) - is_r * lam, 0.0)
-        return qd_vec + Wr * (new - lam), new
 
     def sweep(carry, _):
         qd_vec, *lams = carry
