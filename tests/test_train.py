@@ -82,7 +82,9 @@ def evaluate(learner, state, seed=123):
     return float(out["eval_return"])
 
 
-@pytest.mark.parametrize("algo,steps", [("ppo", 40_000), ("es", 64_000), ("apg", 12_800)])
+# PPO in the default run; ES and APG (about 35 s together on 2 cores) with the slow checks.
+@pytest.mark.parametrize("algo,steps", [("ppo", 40_000), pytest.param("es", 64_000, marks=pytest.mark.slow),
+                                        pytest.param("apg", 12_800, marks=pytest.mark.slow)])
 def test_learner_improves_the_point_mass(learners, tmp_path, algo, steps):
     learner = learners[algo]
     before = evaluate(learner, runner.jitted_init(learner)(jax.random.PRNGKey(0)))
@@ -157,6 +159,7 @@ def test_squashed_gaussian_density_integrates_to_one():
         assert np.trapezoid(density, u) == pytest.approx(1.0, abs=1e-3)
 
 
+@pytest.mark.slow   # three commands, each compiling its own programs: 40 s on 2 cores
 def test_cli_train_play_optimize(tmp_path, capsys):
     scene = tmp_path / "point.yaml"
     scene.write_text(POINT)

@@ -486,6 +486,7 @@ def test_environments_side_by_side_and_frame_cost(scene, browser):
     assert browser.problems() == []
 
 
+@pytest.mark.slow   # 15 s; the other viewer tests load the page in the default run
 def test_humanoid_1000_frames_8_environments(browser, tmp_path):
     """The issue's load: a 1000-frame Humanoid trajectory, 8 environments side by side. The poses are
     the initial pose swaying (no physics needed); the page must load cleanly and draw every
