@@ -22,7 +22,9 @@ Engines (ENGINES):
   (Baumgarte factors, collide scale, ...).
 Each engine runs in a fresh Python process (`run_peer`), so engines share no threads or caches with
 us or each other (a mujoco.rollout thread pool and an XLA CPU computation in one process have been
-seen to hang), and one that hangs is stopped after a timeout. Each result states the engine's timestep, solver and iterations, its compile time (jit + XLA, or 0
+seen to hang), and one that hangs is stopped after a timeout. The process gets the XLA flags the user
+set, not the CPU defaults scenec adds for its own step (runtime/__init__.py), plus one workaround for
+the JAX engines (PEER_XLA_FLAGS); the result lists them under "xla_flags". Each result states the engine's timestep, solver and iterations, its compile time (jit + XLA, or 0
 for MuJoCo), physics steps per second and simulated seconds per wall second (median of `repeats`
 timed runs after a warm-up), and how many environments ended non-finite.
 
@@ -57,6 +59,10 @@ MJX_ITERATIONS, MJX_LS_ITERATIONS = 1, 4
 ROLLOUT_BYTES = 256 << 20
 # Seconds one engine may take at one point (compile and all timed runs) before it is stopped.
 PEER_TIMEOUT_S = 600.0
+# XLA flags the JAX engines run with. With XLA's concurrency-optimised CPU scheduler (jaxlib 0.10.2),
+# MJX's Ant rollout at batch 1024 hung in its first run in 4 of 5 tries on a 2-core machine: every
+# thread idle, the result never ready. With it off, 4 of 4 tries ran (compile 17 s).
+PEER_XLA_FLAGS = ("--xla_cpu_enable_concurrency_optimized_scheduler=false",)
 
 
 def parse_engines(text: str) -> list[str]:
@@ -109,19 +115,31 @@ def run_peer(engine: str, model, xml: dict, batch: int, steps: int, repeats: int
     spec = {"engine": engine, "xml": xml, "batch": batch, "steps": steps, "repeats": repeats,
             "seed": seed, "substeps": int(model.substeps), "solver_iterations": int(model.solver_iterations),
             "q0": np.asarray(model.q0, np.float64).tolist(), "qd0": np.asarray(model.qd0, np.float64).tolist()}
+    env = dict(os.environ, SCENEC_XLA_DEFAULTS="0", XLA_FLAGS=peer_xla_flags(engine))
     with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="scenec-peer-") as f:
         json.dump(spec, f)
         f.flush()
         try:
             done = subprocess.run([sys.executable, "-m", "scenec.compiler.bench_peers", f.name],
-                                  capture_output=True, text=True, timeout=timeout)
+                                  capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
             raise TimeoutError(f"no result after {timeout:g} s (stopped)") from None
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
     if done.returncode != 0 or not lines:
         tail = [ln for ln in done.stderr.splitlines() if ln.strip()]
         raise RuntimeError(tail[-1] if tail else f"exit status {done.returncode}")
-    return json.loads(lines[-1])
+    return {**json.loads(lines[-1]), "xla_flags": env["XLA_FLAGS"]}
+
+
+def peer_xla_flags(engine: str) -> str:
+    """XLA_FLAGS for a peer's process: the user's own (not scenec's defaults), and for the JAX engines
+    PEER_XLA_FLAGS where the user has not set those flags."""
+    from scenec.runtime import USER_XLA_FLAGS
+
+    flags = USER_XLA_FLAGS.split()
+    if engine != "mujoco":
+        flags += [f for f in PEER_XLA_FLAGS if f.split("=")[0] not in USER_XLA_FLAGS]
+    return " ".join(flags)
 
 
 def _run_here(spec: dict) -> dict:

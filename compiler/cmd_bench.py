@@ -174,6 +174,11 @@ def run(args: argparse.Namespace) -> int:
             print(line)
         results["peers_missing"] = {e: why for e, why in absent.items() if why}
         engines = [e for e in engines if not absent[e]]
+        from .bench_peers import peer_xla_flags
+
+        jax_peers = [e for e in engines if e != "mujoco"]
+        if jax_peers:
+            print(f"JAX peers run with XLA_FLAGS={peer_xla_flags(jax_peers[0])!r} (not scenec's defaults)")
     for path in args.scenes:
         model, code = load_model(path, args.allow_outside)
         if model is None:

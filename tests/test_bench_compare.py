@@ -67,6 +67,21 @@ def test_compare_json_has_the_peer_figures(tmp_path):
     for field in ("physics_steps_per_s", "sim_s_per_wall_s", "compile_s", "ratio", "iterations"):
         assert field in peer
     assert peer["ratio"] == pytest.approx(point["sim_s_per_wall_s"] / peer["sim_s_per_wall_s"])
+    # the peer's process ran under the user's XLA flags, not the defaults scenec adds for its step
+    assert "xla_cpu_use_fusion_emitters" not in peer["xla_flags"]
+
+
+def test_peers_get_the_users_xla_flags_and_the_jax_workaround(monkeypatch):
+    import scenec.runtime
+
+    monkeypatch.setattr(scenec.runtime, "USER_XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
+    assert bench_peers.peer_xla_flags("mujoco") == "--xla_cpu_enable_fast_math=false"
+    assert bench_peers.peer_xla_flags("mjx").split() == ["--xla_cpu_enable_fast_math=false",
+                                                         *bench_peers.PEER_XLA_FLAGS]
+    # a flag the user set wins over the workaround's
+    mine = "--xla_cpu_enable_concurrency_optimized_scheduler=true"
+    monkeypatch.setattr(scenec.runtime, "USER_XLA_FLAGS", mine)
+    assert bench_peers.peer_xla_flags("brax-spring") == mine
 
 
 def test_engines_not_installed_give_a_line_and_exit_0(tmp_path, monkeypatch, capsys):
