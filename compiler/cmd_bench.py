@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
 
         jax_peers = [e for e in engines if e != "mujoco"]
         if jax_peers:
-            print(f"JAX peers run with XLA_FLAGS={peer_xla_flags(jax_peers[0])!r} (not scenec's defaults)")
+            print(f"JAX peers run with XLA_FLAGS={peer_xla_flags(jax_peers[0])!r}")
     for path in args.scenes:
         model, code = load_model(path, args.allow_outside)
         if model is None:

@@ -47,10 +47,6 @@ def _defaults():
     return flags
 
 
-# XLA_FLAGS as the user set them, before the defaults below join them: what peer engines run with
-# (compiler/bench_peers.py), so that a peer is timed under its own XLA configuration, not scenec's.
-USER_XLA_FLAGS = _os.environ.get("XLA_FLAGS", "")
-
 if _os.environ.get("SCENEC_XLA_DEFAULTS", "1") != "0":
     _current = _os.environ.get("XLA_FLAGS", "")
     _extra = [f"{k}={v}" for k, v in _defaults().items() if k not in _current]

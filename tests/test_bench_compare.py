@@ -13,6 +13,7 @@ of ~1e-6 rad at most.
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 
 import numpy as np
@@ -67,20 +68,18 @@ def test_compare_json_has_the_peer_figures(tmp_path):
     for field in ("physics_steps_per_s", "sim_s_per_wall_s", "compile_s", "ratio", "iterations"):
         assert field in peer
     assert peer["ratio"] == pytest.approx(point["sim_s_per_wall_s"] / peer["sim_s_per_wall_s"])
-    # the peer's process ran under the user's XLA flags, not the defaults scenec adds for its step
-    assert "xla_cpu_use_fusion_emitters" not in peer["xla_flags"]
+    # the peer's process ran under the XLA flags our step runs under
+    assert peer["xla_flags"] == bench_peers.peer_xla_flags("mujoco") == os.environ.get("XLA_FLAGS", "")
 
 
-def test_peers_get_the_users_xla_flags_and_the_jax_workaround(monkeypatch):
-    import scenec.runtime
-
-    monkeypatch.setattr(scenec.runtime, "USER_XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
+def test_jax_peers_get_our_xla_flags_and_the_workaround(monkeypatch):
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
     assert bench_peers.peer_xla_flags("mujoco") == "--xla_cpu_enable_fast_math=false"
     assert bench_peers.peer_xla_flags("mjx").split() == ["--xla_cpu_enable_fast_math=false",
                                                          *bench_peers.PEER_XLA_FLAGS]
-    # a flag the user set wins over the workaround's
+    # a flag already set wins over the workaround's
     mine = "--xla_cpu_enable_concurrency_optimized_scheduler=true"
-    monkeypatch.setattr(scenec.runtime, "USER_XLA_FLAGS", mine)
+    monkeypatch.setenv("XLA_FLAGS", mine)
     assert bench_peers.peer_xla_flags("brax-spring") == mine
 
 
