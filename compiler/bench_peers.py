@@ -24,9 +24,9 @@ Each engine runs in a fresh Python process (`run_peer`), so engines share no thr
 us or each other (a mujoco.rollout thread pool and an XLA CPU computation in one process have been
 seen to hang), and one that hangs is stopped after a timeout. The JAX engines run under the XLA flags
 our step runs under (the user's and scenec's CPU defaults, runtime/__init__.py), which make them faster
-too (Brax positional, Ant at batch 1024: 32,057 physics steps/s under XLA's own defaults, 56,607
-under scenec's, two runs of `scenec bench --compare` on one machine), plus PEER_XLA_FLAGS; the result
-lists them under "xla_flags". Each result states the engine's timestep, solver and iterations, its compile time (jit + XLA, or 0
+too (Ant at batch 1024, two runs of `scenec bench --compare` ten minutes apart on one machine: Brax
+positional 32,057 physics steps/s under XLA's own defaults, 58,788 under scenec's; MJX 15,940 and
+26,935), plus PEER_XLA_FLAGS; the result lists them under "xla_flags". Each result states the engine's timestep, solver and iterations, its compile time (jit + XLA, or 0
 for MuJoCo), physics steps per second and simulated seconds per wall second (median of `repeats`
 timed runs after a warm-up), and how many environments ended non-finite.
 
