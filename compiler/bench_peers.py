@@ -10,8 +10,8 @@ step, from the scene's initial state, so every engine simulates the same seconds
 Engines (ENGINES):
 - mujoco: MuJoCo's C engine on all cores, `mujoco.rollout.rollout` with one MjData per thread (a
   thread pool per call: with `persistent_pool=True`, a later XLA CPU computation in the same process
-  never finished, mujoco 4.0.0 with jax 0.10.2), PGS with our iteration count (as exported). The batch is run in chunks so
-  that the state trajectory it returns stays under ROLLOUT_BYTES.
+  never finished, mujoco 4.0.0 with jax 0.10.2), PGS with our iteration count (as exported). The
+  batch is run in chunks so that the state trajectory it returns stays under ROLLOUT_BYTES.
 - mjx: `mujoco.mjx` (package mujoco-mjx), `jax.vmap(mjx.step)` under jit, with the solver options of
   Brax's and MuJoCo Playground's Ant (Newton, iterations 1, ls_iterations 4). mjx-ours: the same with
   our iteration count (fairer when a scene relies on more solver work).
@@ -26,9 +26,10 @@ seen to hang), and one that hangs is stopped after a timeout. The JAX engines ru
 our step runs under (the user's and scenec's CPU defaults, runtime/__init__.py), which make them faster
 too (Ant at batch 1024, two runs of `scenec bench --compare` ten minutes apart on one machine: Brax
 positional 32,057 physics steps/s under XLA's own defaults, 58,788 under scenec's; MJX 15,940 and
-26,935), plus PEER_XLA_FLAGS; the result lists them under "xla_flags". Each result states the engine's timestep, solver and iterations, its compile time (jit + XLA, or 0
-for MuJoCo), physics steps per second and simulated seconds per wall second (median of `repeats`
-timed runs after a warm-up), and how many environments ended non-finite.
+26,935), plus PEER_XLA_FLAGS; the result lists them under "xla_flags". Each result states the
+engine's timestep, solver and iterations, its compile time (jit + XLA, or 0 for MuJoCo), physics steps
+per second and simulated seconds per wall second (median of `repeats` timed runs after a warm-up), and
+how many environments ended non-finite.
 
 An engine that is not installed gives one line saying so (`pip install 'scenec[bench]'`), never an
 error. mujoco-mjx and brax install beside our pinned jax 0.10.2 (checked: mujoco-mjx 3.17.0, brax

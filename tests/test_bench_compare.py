@@ -4,10 +4,10 @@ Tiny runs (the pendulum, batch 2, 3 control steps through the CLI): the point is
 runs the same model, not how fast anything is (no timing assertions). The MuJoCo engine's batched
 rollout (`mujoco.rollout` on all cores) must end where our step ends, from the same initial states
 under the same controls, over ROLLOUT_STEPS steps (50 ms: long enough for the ±1 N·m controls to move
-the 1 kg·m² bob by ~1e-3 rad at the ends of their range, checked against a zero-control rollout, so a dropped or shifted control
-shows): |q − qpos| ≤ Q_TOL. Why 1e-5 rad: the two compute the same semi-implicit Euler step of a
-contact-free pendulum (tests/test_dynamics_mujoco.py), ours in float32; 50 steps add float32 rounding
-of ~1e-6 rad at most.
+the 1 kg·m² bob by ~1e-3 rad at the ends of their range, checked against a zero-control rollout, so
+a dropped or shifted control shows): |q − qpos| ≤ Q_TOL. Why 1e-5 rad: the two compute the same
+semi-implicit Euler step of a contact-free pendulum (tests/test_dynamics_mujoco.py), ours in float32;
+50 steps add float32 rounding of ~1e-6 rad at most.
 """
 
 from __future__ import annotations
