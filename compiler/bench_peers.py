@@ -63,8 +63,9 @@ ROLLOUT_BYTES = 256 << 20
 # Seconds one engine may take at one point (compile and all timed runs) before it is stopped.
 PEER_TIMEOUT_S = 600.0
 # XLA flags the JAX engines run with. With XLA's concurrency-optimised CPU scheduler (jaxlib 0.10.2),
-# MJX's Ant rollout at batch 1024 hung in its first run in 4 of 5 tries on a 2-core machine: every
-# thread idle, the result never ready. With it off, 4 of 4 tries ran (compile 17 s).
+# MJX's rollout at batch 512 or 1024 hung in its first run in 9 of 10 tries on a 2-core machine
+# (every thread idle, the result never ready; the one that ran shared the machine with another run).
+# With it off, 8 of 8 ran (Ant and Humanoid, compile 9-17 s).
 PEER_XLA_FLAGS = ("--xla_cpu_enable_concurrency_optimized_scheduler=false",)
 
 
