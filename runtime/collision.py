@@ -853,9 +853,9 @@ class _Terrain(NamedTuple):
     (T, 3, 3) their inward side normals, vside (T, 3, 3) the inward normals of their vertical sides
     (horizontal vectors: the prism above and below the triangle); edge_a, edge_b (Ee, 3) edge
     endpoints, edge_far (Ee, 2, 3) the far vertices of the edge's two triangles relative to edge_a;
-    vert (Nv, 3) vertices, nbr (Nv, 6, 3)
-    the six vertices joined to each by an edge, relative to it; edge_slack (Ee, 2), nbr_slack (Nv, 6)
-    how far (m) a neighbour may rise above a peak's plane and still count as level.
+    vert (Nv, 3) vertices, nbr (Nv, 6, 3) the six vertices joined to each by an edge, relative to it;
+    edge_slack (Ee, 2), nbr_slack (Nv, 6) how far (m) a neighbour may rise above a peak's plane and
+    still count as level.
     """
 
     tri: jax.Array

@@ -297,8 +297,8 @@ def _limit_system(m: Model, q, minv, bias_of):
     mr = jnp.where(A > _TINY, 1.0 / jnp.where(A > _TINY, A, 1.0), 0.0)
 
     def update(qd_vec, row):
-        row_head, Wr, mr, bias_r, ms_r, is_r, lam = row                 # Wr (nv, B), lam (B,)
-        new = jnp.maximum(lam - mr * ms_r * (velocity(row_head, qd_vec) + bias_r) - is_r * lam, 0.0)
+        row_head, Wr, mr_r, bias_r, ms_r, is_r, lam = row               # Wr (nv, B), lam (B,)
+        new = jnp.maximum(lam - mr_r * ms_r * (velocity(row_head, qd_vec) + bias_r) - is_r * lam, 0.0)
         return qd_vec + Wr * (new - lam), new
 
     return (head, W, mr) + bias_of(tc, dr, C), update

@@ -107,11 +107,7 @@ def bench(name: str, a: Shape, b: Shape, batch: int, repeats: int) -> dict:
     out = f(g1, g2)
     jax.block_until_ready(out)
     compile_s = time.perf_counter() - t0
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        jax.block_until_ready(f(g1, g2))
-        best = min(best, time.perf_counter() - t0)
+    best = min(_timed(f, g1, g2) for _ in range(repeats))
     active = float(np.mean(np.sum(np.asarray(out.active), axis=1)))
     batched = float("nan")
     if name in collision.BATCHED:
