@@ -119,16 +119,23 @@ HANGING_BALL = """  - name: d
 BALL_JOINT = "  - {name: jd, kind: ball, child: d, range: [0, 90 deg]}\n"
 
 
-@pytest.mark.parametrize("budget", [0, 1])
-def test_hinge_limit_rows_equal_the_dense_rows(budget):
-    # Hinge and slide limits are unit rows of J and the solver reads them as (dof, sign); a scene with
-    # a limited ball joint keeps every limit as a dense row (constraints._limit_system). The chain's
-    # motion must not depend on which: the ball's pendulum is a separate tree that never nears its
-    # cone, so its row gets no impulse and M⁻¹ couples nothing across the trees.
+@pytest.mark.parametrize("budget, wide", [(0, True), (1, True), (0, False), (2, False)])
+def test_hinge_limit_rows_equal_the_dense_rows(budget, wide):
+    # Hinge and slide limits are swept in row space (A_ij = s_i·s_j·M⁻¹[d_i, d_j]); a scene with a
+    # limited ball joint keeps every limit as a dense row, swept row by row (constraints._limit_system).
+    # The same Gauss–Seidel in exact arithmetic, so the chain's motion must not depend on which: the
+    # ball's pendulum is a separate tree that never nears its cone, so its row gets no impulse and M⁻¹
+    # couples nothing across the trees. With narrow ranges all three joints reach their stops together
+    # and their rows push on each other through M⁻¹ (the off-diagonal A_ij); with a budget of 2 each
+    # environment keeps the two nearest of the three rows.
     chain = LIMITED_CHAIN.format(budget=budget)
+    if not wide:
+        chain = chain.replace("-170 deg, 170 deg", "-10 deg, 10 deg")
     with_ball = chain.replace("joints:\n", HANGING_BALL + "joints:\n") + BALL_JOINT
     a, b = (_rollout(api.compile(src, measure_jit=False), steps=150) for src in (chain, with_ball))
     assert float(a.q[0, 0]) > np.radians(9.0)                           # it did reach the stop
+    if not wide:
+        assert np.all(np.abs(np.degrees(np.asarray(a.q[0]))) > 9.0)     # all three did
     np.testing.assert_allclose(np.asarray(b.q[:, :3]), np.asarray(a.q), atol=TOL)
     np.testing.assert_allclose(np.asarray(b.qd[:, :3]), np.asarray(a.qd), atol=10 * TOL)
     np.testing.assert_allclose(np.asarray(b.q[:, 3:]), [[1, 0, 0, 0]] * 4, atol=TOL)   # still hanging
