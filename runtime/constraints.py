@@ -22,7 +22,7 @@ the gap within this substep (bias C/h, rigid). Restitution e: after the iteratio
 asks the normal velocity of rows that arrived faster than `RESTITUTION_THRESHOLD` to reach −e·v_before.
 
 Budgets (`options.contact_budget`, `limit_budget`): the solver visits, per environment and substep,
-only the closest contact candidates and the limits nearest their ends, chosen with `lax.top_k` (a
+only the closest contact candidates and the limits nearest their ends, chosen by `_smallest` (a
 fixed number of slots, gathered per environment, deepest first): the solver's work follows the
 contacts a scene has at once, not the candidate pairs it might have (Humanoid: 16 slots of 189).
 
@@ -158,10 +158,9 @@ def penetrating_candidates(m: Model, f: Frames):
 
 def _closest(slots: _Slots, k: int) -> _Slots:
     """Each environment's k candidates of smallest distance (real candidates before padding rows), in
-    that order: the deepest contacts are solved first. Branch-free (`lax.top_k`), and differentiable
+    that order: the deepest contacts are solved first. Branch-free (`_smallest`), and differentiable
     in the chosen rows' values (the choice itself is a step function, as the kernels' own)."""
-    score = jnp.where(slots.active, -slots.dist, -jnp.inf)              # (nc, B)
-    idx = jax.lax.top_k(score.T, k)[1].T                                # (k, B)
+    idx = _smallest(jnp.where(slots.active, slots.dist, jnp.inf), k)    # (k, B)
     return _Slots(*(_take_rows(x, idx) for x in (slots.dist, slots.pos, slots.normal, slots.active)),
                   *(jnp.asarray(x)[idx] for x in (slots.pair, slots.body1, slots.body2)))
 
@@ -340,7 +339,28 @@ def _inverse_or_zero(a):
 
 def _nearest(C, k):
     """(k, B): each environment's k rows of smallest distance C (n, B), nearest first."""
-    return jax.lax.top_k(-C.T, k)[1].T
+    return _smallest(C, k)
+
+
+def _smallest(key, k):
+    """(k, B) int32: each environment's k rows of smallest key (n, B), in ascending order of (key, row):
+    ties go to the lower row, as `lax.top_k` orders them. k rounds, each the minimum over the rows that
+    come after the last one chosen: two reductions over (n, B) with the batch in the vector lanes.
+    Faster than `lax.top_k` (a sort per environment) at every size measured (tools/bench_kernels.py
+    --select: 5.0× at n = 25, k = 8; 1.5× at n = 189, k = 16). A row whose key is NaN is never chosen."""
+    n = key.shape[0]
+    key = jax.lax.stop_gradient(key)
+    rows = jnp.arange(n, dtype=jnp.int32)[:, None]
+
+    def next_row(last, _):
+        last_key, last_row = last
+        later = (key > last_key) | ((key == last_key) & (rows > last_row))
+        new_key = jnp.min(jnp.where(later, key, jnp.inf), axis=0)                       # (B,)
+        new_row = jnp.minimum(jnp.min(jnp.where(later & (key == new_key), rows, n), axis=0), n - 1)
+        return (new_key, new_row), new_row
+
+    start = (jnp.full(key.shape[1:], -jnp.inf, key.dtype), jnp.full(key.shape[1:], -1, jnp.int32))
+    return jax.lax.scan(next_row, start, None, length=k)[1]
 
 
 def _rows_times_minv(J, minv):

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from scenec.compiler import api
+from scenec.runtime import constraints
 from scenec.runtime import step as rstep
 
 # Same arithmetic on the rows that act, in another order only where rows cannot act: float32 rounding
@@ -218,3 +219,19 @@ def test_shipped_budgets_cover_every_penetrating_contact_under_random_actions(na
     deepest, finite = most(jax.random.PRNGKey(3))
     assert bool(finite)
     assert 0 < int(deepest) <= m.contact_budget
+
+
+def test_smallest_orders_rows_as_a_stable_sort():
+    # The budgets' choice (constraints._smallest) against numpy's sort of each environment's keys:
+    # ascending, ties to the lower row. Keys drawn from a few values make many ties; +inf is an
+    # inactive candidate (all of them tie); a NaN row comes after every other row, so it is not chosen.
+    rng = np.random.default_rng(3)
+    key = rng.choice([-0.02, -0.01, 0.0, 0.01, np.inf], size=(40, 64)).astype(np.float32)
+    key[7, :5] = np.nan
+    rows = np.arange(40)
+    order = np.stack([np.lexsort((rows, np.nan_to_num(key[:, b], posinf=np.inf), np.isnan(key[:, b])))
+                      for b in range(64)], axis=1)
+    for k in (1, 8, 16):
+        got = np.asarray(constraints._smallest(jnp.asarray(key), k))
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, order[:k])

@@ -1,6 +1,7 @@
 """Cost of each collision kernel: XLA FLOPs for one pair, and microseconds per pair under vmap.
 
 Usage: python tools/bench_kernels.py [--batch 4096] [--repeats 20] [--kernels box_box,plane_box]
+       python tools/bench_kernels.py --select [--repeats 20]
 
 For every kernel in `collision.KERNELS` it builds `batch` random pairs near contact (meshes: random
 12-point hulls padded to 16 vertices, 32 faces, 48 edges; height field: a 33 x 33 grid of 0.25 m
@@ -10,6 +11,11 @@ estimates for one pair (`cost_analysis()` of the unbatched kernel), the compile 
 rows. Kernels in `collision.BATCHED` are also timed as the runtime calls them, once on all pairs with
 x, y, z first and the batch last ("batched us"; "-" for the others, which the runtime vmaps). Not a
 test: figures depend on the machine.
+
+`--select` instead times the solver's choice of each environment's k nearest rows of n
+(constraints._smallest, k rounds of two reductions) against `lax.top_k` on the same keys, for the sizes
+of the shipped scenes' budgets (Ant: 8 of 25 contacts, 8 of 8 limits; Humanoid: 16 of 189 contacts, 8 of
+17 limits), in tiles of 128 environments with the batch last, as the step runs them, on one device.
 """
 
 from __future__ import annotations
@@ -126,12 +132,37 @@ def _timed(f, *args):
     return time.perf_counter() - t0
 
 
+SELECT_SIZES = ((17, 8), (25, 8), (64, 16), (189, 16), (400, 16))   # (n rows, k chosen)
+
+
+def bench_select(repeats: int, tiles: int = 200, tile: int = 128) -> list[dict]:
+    from scenec.runtime.constraints import _smallest
+
+    out = []
+    for n, k in SELECT_SIZES:
+        key = jax.random.normal(jax.random.PRNGKey(n), (tiles, n, tile))
+        ours = jax.jit(lambda x, k=k: jax.lax.map(lambda y: _smallest(y, k), x))
+        sort = jax.jit(lambda x, k=k: jax.lax.map(lambda y: jax.lax.top_k(-y.T, k)[1].T, x))
+        assert np.array_equal(np.asarray(ours(key)), np.asarray(sort(key))), (n, k)
+        per_env = {name: 1e9 * min(_timed(f, key) for _ in range(repeats)) / (tiles * tile)
+                   for name, f in (("smallest", ours), ("top_k", sort))}
+        out.append({"n": n, "k": k, **per_env})
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=4096)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--kernels", default="", help="comma-separated kernel names (default: all)")
+    parser.add_argument("--select", action="store_true", help="time the k-nearest-rows choice instead")
     args = parser.parse_args(argv)
+    if args.select:
+        print(f"jax {jax.__version__} on {jax.devices()[0].platform}; ns per environment, best of {args.repeats}")
+        print(f"{'n':>4s} {'k':>3s} {'_smallest':>10s} {'top_k':>8s} {'top_k / _smallest':>18s}")
+        for r in bench_select(args.repeats):
+            print(f"{r['n']:4d} {r['k']:3d} {r['smallest']:10.1f} {r['top_k']:8.1f} {r['top_k'] / r['smallest']:18.2f}")
+        return
     wanted = set(filter(None, args.kernels.split(",")))
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; batch {args.batch}")
     print(f"{'kernel':22s} {'ncon':>4s} {'flops/pair':>11s} {'us/pair':>9s} {'batched us':>10s} {'compile s':>9s} "
