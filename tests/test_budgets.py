@@ -221,17 +221,19 @@ def test_shipped_budgets_cover_every_penetrating_contact_under_random_actions(na
     assert 0 < int(deepest) <= m.contact_budget
 
 
-def test_smallest_orders_rows_as_a_stable_sort():
-    # The budgets' choice (constraints._smallest) against numpy's sort of each environment's keys:
-    # ascending, ties to the lower row. Keys drawn from a few values make many ties; +inf is an
-    # inactive candidate (all of them tie); a NaN row comes after every other row, so it is not chosen.
+@pytest.mark.parametrize("n", [40, 189])
+def test_smallest_orders_rows_as_a_stable_sort(n):
+    # The budgets' choice (constraints._smallest; from 100 rows up in groups of about √n rows) against
+    # numpy's stable sort of each environment's keys: ascending, ties to the lower row. Keys drawn from
+    # a few values make many ties; +inf is an inactive candidate, and a NaN ranks with it, by row.
     rng = np.random.default_rng(3)
-    key = rng.choice([-0.02, -0.01, 0.0, 0.01, np.inf], size=(40, 64)).astype(np.float32)
+    key = rng.choice([-0.02, -0.01, 0.0, 0.01, np.inf], size=(n, 64), p=[0.1, 0.1, 0.1, 0.1, 0.6])
+    key = key.astype(np.float32)
     key[7, :5] = np.nan
-    rows = np.arange(40)
-    order = np.stack([np.lexsort((rows, np.nan_to_num(key[:, b], posinf=np.inf), np.isnan(key[:, b])))
-                      for b in range(64)], axis=1)
-    for k in (1, 8, 16):
+    key[:, 5] = np.inf                                                  # nothing active
+    key[:-3, 6] = np.inf                                                # all active rows in the last group
+    order = np.argsort(np.where(np.isnan(key), np.inf, key), axis=0, kind="stable")
+    for k in (1, 8, 16, 39):
         got = np.asarray(constraints._smallest(jnp.asarray(key), k))
         assert got.dtype == np.int32
         np.testing.assert_array_equal(got, order[:k])
