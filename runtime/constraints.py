@@ -277,7 +277,7 @@ def _limit_system(m: Model, q, minv, bias_of, unroll):
             parts.insert(0, (jnp.asarray(unit, dtype)[..., None] * s[:, None, :],) + axis[2:])
         J, C, tc, dr = (jnp.concatenate(x) for x in zip(*parts))         # (k, nv, B), (k, B) ...
         if 0 < budget < J.shape[0]:
-            idx = _nearest(C, budget)
+            idx = _smallest(C, budget)
             J, C, tc, dr = (_take_rows(x, idx) for x in (J, C, tc, dr))
         W = _rows_times_minv(J, minv)
         mr = _inverse_or_zero(_row_dot(J, W))                            # (k, B)
@@ -297,7 +297,7 @@ def _limit_system(m: Model, q, minv, bias_of, unroll):
     d, s, C, tc, dr = axis
     k = len(d)
     if 0 < budget < k:
-        idx = _nearest(C, budget)
+        idx = _smallest(C, budget)
         s, C, tc, dr = (_take_rows(x, idx) for x in (s, C, tc, dr))
         dof = jnp.asarray(d, jnp.int32)[idx]                             # (budget, B): per environment
         k = budget
@@ -341,19 +341,15 @@ def _inverse_or_zero(a):
     return jnp.where(a > _TINY, 1.0 / jnp.where(a > _TINY, a, 1.0), 0.0)
 
 
-def _nearest(C, k):
-    """(k, B): each environment's k rows of smallest distance C (n, B), nearest first."""
-    return _smallest(C, k)
-
-
 def _smallest(key, k):
     """(k, B) int32: each environment's k rows of smallest key (n, B), in ascending order of (key, row):
-    ties go to the lower row, as `lax.top_k` orders them; +inf and NaN rank as the largest float. k rounds, each choosing
-    the smallest (key, row) after the last one chosen, with the batch in the vector lanes. From
-    `_GROUPED_FROM` rows up the rows are cut into about √n groups that keep their own next-smallest
-    entry, so a round reads the group minima and one group, not all n rows. Faster than `lax.top_k`
-    (a sort per environment) at every size measured (`python tools/bench_kernels.py --select`: 5.0×
-    at n = 25, k = 8; 1.5× at n = 189, k = 16 without groups, 3× with them)."""
+    ties go to the lower row, as `lax.top_k` orders them; +inf and NaN rank as the largest float.
+
+    k rounds, each choosing the smallest (key, row) after the last one chosen, with the batch in the
+    vector lanes. From `_GROUPED_FROM` rows up the rows are cut into about √n groups that keep their
+    own next-smallest entry, so a round reads the group minima and one group, not all n rows. Faster
+    than `lax.top_k` (a sort per environment) at every size measured (`python tools/bench_kernels.py
+    --select`: 5.0× at n = 25, k = 8; at n = 189, k = 16, 1.5× without groups and 2.5× with them)."""
     n = key.shape[0]
     big = jnp.finfo(key.dtype).max        # +inf is kept for a group whose rows are all taken
     key = jax.lax.stop_gradient(jnp.where(key < big, key, big))
