@@ -395,8 +395,7 @@ def _next_smallest(key, last_key, last_row):
     rows = jnp.arange(n, dtype=jnp.int32)[:, None]
     later = (key > last_key) | ((key == last_key) & (rows > last_row))
     new_key = jnp.min(jnp.where(later, key, jnp.inf), axis=0)
-    new_row = jnp.min(jnp.where(later & (key == new_key), rows, n), axis=0)
-    return new_key, jnp.minimum(new_row, n)
+    return new_key, jnp.min(jnp.where(later & (key == new_key), rows, n), axis=0)
 
 
 def _rows_times_minv(J, minv):

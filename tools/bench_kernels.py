@@ -13,9 +13,9 @@ x, y, z first and the batch last ("batched us"; "-" for the others, which the ru
 test: figures depend on the machine.
 
 `--select` instead times the solver's choice of each environment's k nearest rows of n
-(constraints._smallest, k rounds of two reductions) against `lax.top_k` on the same keys, for the sizes
-of the shipped scenes' budgets (Ant: 8 of 25 contacts, 8 of 8 limits; Humanoid: 16 of 189 contacts, 8 of
-17 limits), in tiles of 128 environments with the batch last, as the step runs them, on one device.
+(constraints._smallest) against `lax.top_k` on the same keys, for the sizes of the shipped scenes'
+budgets (Ant: 8 of 25 contacts; Humanoid: 16 of 189 contacts, 8 of 17 limits) and two others, in tiles
+of 128 environments with the batch last, as the step runs them, on one device.
 """
 
 from __future__ import annotations
