@@ -26,7 +26,13 @@ seen to hang), and one that hangs is stopped after a timeout. The JAX engines ru
 our step runs under (the user's and scenec's CPU defaults, runtime/__init__.py), which make them faster
 too (Ant at batch 1024, two runs of `scenec bench --compare` ten minutes apart on one machine: Brax
 positional 32,057 physics steps/s under XLA's own defaults, 58,788 under scenec's; MJX 15,940 and
-26,935), plus PEER_XLA_FLAGS; the result lists them under "xla_flags". Each result states the
+26,935), plus PEER_XLA_FLAGS (CPU only); the result lists them under "xla_flags". On an accelerator
+the JAX engines run with JAX_DEFAULT_MATMUL_PRECISION=highest (`peer_env`, listed under
+"matmul_precision"), unless the user set it: jax's default on a GPU computes float32 products in
+TF32, and MJX's Newton solver then diverged (H200, batch 16,384: 15,867 of 16,384 Ant and 14,887 of
+16,384 Humanoid environments non-finite; MuJoCo Playground reports the same on Ampere GPUs). Our
+step has no matrix products (runtime/math.py writes them out), so both sides then compute in
+float32. Each result states the
 engine's timestep, solver and iterations, its compile time (jit + XLA, or 0 for MuJoCo), physics steps
 per second and simulated seconds per wall second (median of `repeats` timed runs after a warm-up), and
 how many environments ended non-finite.
@@ -119,7 +125,7 @@ def run_peer(engine: str, model, xml: dict, batch: int, steps: int, repeats: int
     spec = {"engine": engine, "xml": xml, "batch": batch, "steps": steps, "repeats": repeats,
             "seed": seed, "substeps": int(model.substeps), "solver_iterations": int(model.solver_iterations),
             "q0": np.asarray(model.q0, np.float64).tolist(), "qd0": np.asarray(model.qd0, np.float64).tolist()}
-    env = dict(os.environ, XLA_FLAGS=peer_xla_flags(engine))
+    env = peer_env(engine)
     with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="scenec-peer-") as f:
         json.dump(spec, f)
         f.flush()
@@ -132,17 +138,29 @@ def run_peer(engine: str, model, xml: dict, batch: int, steps: int, repeats: int
     if done.returncode != 0 or not lines:
         tail = [ln for ln in done.stderr.splitlines() if ln.strip()]
         raise RuntimeError(tail[-1] if tail else f"exit status {done.returncode}")
-    return {**json.loads(lines[-1]), "xla_flags": env["XLA_FLAGS"]}
+    return {**json.loads(lines[-1]), "xla_flags": env["XLA_FLAGS"],
+            "matmul_precision": env.get("JAX_DEFAULT_MATMUL_PRECISION", "default")}
+
+
+def peer_env(engine: str) -> dict:
+    """The environment of a peer's process: ours, with `peer_xla_flags`, and for a JAX engine on an
+    accelerator float32 matrix products at full precision unless the user chose (module docstring)."""
+    from scenec.runtime import cpu_backend_expected
+
+    env = dict(os.environ, XLA_FLAGS=peer_xla_flags(engine))
+    if engine != "mujoco" and not cpu_backend_expected():
+        env.setdefault("JAX_DEFAULT_MATMUL_PRECISION", "highest")
+    return env
 
 
 def peer_xla_flags(engine: str) -> str:
     """XLA_FLAGS for a peer's process: this process's (the user's and scenec's defaults), and for the
     JAX engines PEER_XLA_FLAGS where those do not set the same flags."""
-    import scenec.runtime  # noqa: F401  (sets scenec's defaults in os.environ, as for our step)
+    from scenec.runtime import cpu_backend_expected  # (importing it sets scenec's defaults, as for our step)
 
     current = os.environ.get("XLA_FLAGS", "")
     flags = current.split()
-    if engine != "mujoco":
+    if engine != "mujoco" and cpu_backend_expected():
         flags += [f for f in PEER_XLA_FLAGS if f.split("=")[0] not in current]
     return " ".join(flags)
 

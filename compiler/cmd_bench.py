@@ -3,7 +3,7 @@
 Where it sits: compiler/, a subcommand (cli.py); the benchmark harness of the performance work. For
 each scene and batch size it reports the step's compile time (jax trace and XLA compile, separately),
 physics steps per second and simulated seconds per wall-clock second (the median of `--repeats`
-timed runs after a warm-up, with the spread), the FLOPs and bytes XLA's cost analysis counts for one
+timed runs after a warm-up, with the spread), how many environments ended non-finite, the FLOPs and bytes XLA's cost analysis counts for one
 control step of the batch (every loop weighted by its trip count: hlo_cost.py), and what fraction
 of this machine's peak those FLOPs reach, the peak being measured in the same process (a float32
 matrix product). `--json FILE` writes the same figures.
@@ -81,18 +81,24 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
     # solver iterations, constraint blocks, batch tiles) by its trip count.
     from .hlo_cost import loop_weighted_cost
 
-    cost = loop_weighted_cost(executable)
+    try:
+        cost = loop_weighted_cost(executable)
+    except Exception as e:  # noqa: BLE001  (it re-parses XLA's text through jaxlib internals)
+        print(f"  (no FLOPs or bytes at batch {batch}: XLA's loop-weighted cost analysis failed with "
+              f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
+        cost = {}
     # A batch split over host devices compiles to one program per device on its share of the batch:
     # its cost counts that share, so the whole batch's is `devices` times it.
     devices = len(rstep.split_devices(batch))
     # The timed runs: `steps` control steps with random actions in one jitted scan.
     run = rollout_fn(model, batch, steps).lower(jax.random.PRNGKey(0)).compile()
     jax.block_until_ready(run(jax.random.PRNGKey(0)))                 # warm-up
-    times = []
+    times, bad = [], 0
     for r in range(repeats):
         t = time.perf_counter()
-        jax.block_until_ready(run(jax.random.PRNGKey(r + 1)))
+        out = jax.block_until_ready(run(jax.random.PRNGKey(r + 1)))
         times.append(time.perf_counter() - t)
+        bad = max(bad, int(out[1]))
     med = statistics.median(times)
     physics = batch * steps * model.substeps
     return {
@@ -100,7 +106,7 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
         "physics_steps_per_s": physics / med,
         "physics_steps_per_s_range": [physics / max(times), physics / min(times)],
         "sim_s_per_wall_s": batch * steps * float(model.timestep) / med,
-        "devices": devices,
+        "devices": devices, "nonfinite": bad, "cost_model": cost.get("cost_model"),
         "flops_per_control_step": devices * float(cost.get("flops", float("nan"))),
         "bytes_per_control_step": devices * float(cost.get("bytes accessed", float("nan"))),
         "seconds_per_control_step": med / steps,
@@ -174,11 +180,14 @@ def run(args: argparse.Namespace) -> int:
             print(line)
         results["peers_missing"] = {e: why for e, why in absent.items() if why}
         engines = [e for e in engines if not absent[e]]
-        from .bench_peers import peer_xla_flags
+        from .bench_peers import peer_env
 
         jax_peers = [e for e in engines if e != "mujoco"]
         if jax_peers:
-            print(f"JAX peers run with XLA_FLAGS={peer_xla_flags(jax_peers[0])!r}")
+            env = peer_env(jax_peers[0])
+            precision = env.get("JAX_DEFAULT_MATMUL_PRECISION")
+            print(f"JAX peers run with XLA_FLAGS={env['XLA_FLAGS']!r}"
+                  + (f", JAX_DEFAULT_MATMUL_PRECISION={precision}" if precision else ""))
     for path in args.scenes:
         model, code = load_model(path, args.allow_outside)
         if model is None:
@@ -206,7 +215,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {b:>6} {p['trace_s']:>8.2f} {p['xla_s']:>7.2f} {p['physics_steps_per_s']:>10,.0f} "
                   f"({lo:,.0f}–{hi:,.0f}) {p['sim_s_per_wall_s']:>13,.1f} "
                   f"{p['flops_per_control_step'] / 1e6:>11.2f} {p['bytes_per_control_step'] / 1e6:>8.2f} "
-                  f"{100 * p['fraction_of_peak']:>6.2f}% {p['devices']:>7}")
+                  f"{100 * p['fraction_of_peak']:>6.2f}% {p['devices']:>7}"
+                  + (f"  ({p['nonfinite']} non-finite)" if p["nonfinite"] else ""))
             if args.compare:
                 p["peers"] = compare_point(engines, model, xml, p, args.steps, args.repeats,
                                            args.peer_timeout) if xml else []

@@ -15,10 +15,38 @@ set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 10
   code maps over the host devices with `pmap` or `shard_map` and calls `step` inside).
 The flags are read when jax first starts its CPU backend, so they have no effect if jax has already
 run something. An unknown flag stops XLA, so the second one is only set for jaxlib versions that know
-it.
+it, and none is set where jax will run on an accelerator: an accelerator plugin parses XLA_FLAGS too
+and stops the process at the first CPU flag it does not know (jax-cuda13-plugin 0.11.2:
+"Unknown flag in XLA_FLAGS: --xla_cpu_use_fusion_emitters=false"). So they are set when JAX_PLATFORMS
+names the CPU first, or when it is unset and no accelerator plugin is installed (`cpu_backend_expected`);
+`JAX_PLATFORMS=cpu` keeps them on a machine that has a GPU plugin but should run on its CPU.
 """
 
 import os as _os
+
+
+def cpu_backend_expected() -> bool:
+    """Whether jax will run on its CPU backend, judged before it starts: JAX_PLATFORMS's first entry when
+    it is set, else whether no accelerator plugin is installed (a `jax_plugins` module, an entry point
+    of that group, or libtpu). A plugin that finds no device falls back to the CPU without the flags
+    (slower, never wrong)."""
+    platforms = _os.environ.get("JAX_PLATFORMS", "").strip()
+    if platforms:
+        return platforms.split(",")[0].strip().lower() == "cpu"
+    import importlib.util
+    import pkgutil
+
+    try:
+        spec = importlib.util.find_spec("jax_plugins")
+        if spec is not None and any(True for _ in pkgutil.iter_modules(spec.submodule_search_locations or [])):
+            return False
+        from importlib.metadata import entry_points
+
+        if any(True for _ in entry_points(group="jax_plugins")):
+            return False
+        return importlib.util.find_spec("libtpu") is None
+    except Exception:  # noqa: BLE001  (a broken install: let jax decide, without our flags)
+        return False
 
 
 def _defaults():
@@ -47,7 +75,7 @@ def _defaults():
     return flags
 
 
-if _os.environ.get("SCENEC_XLA_DEFAULTS", "1") != "0":
+if _os.environ.get("SCENEC_XLA_DEFAULTS", "1") != "0" and cpu_backend_expected():
     _current = _os.environ.get("XLA_FLAGS", "")
     _extra = [f"{k}={v}" for k, v in _defaults().items() if k not in _current]
     if _extra:

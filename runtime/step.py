@@ -165,8 +165,9 @@ TILE = 128   # environments per tile of a large batch (see `_tile`)
 def _tile(batch: int) -> int:
     """How many environments `step` advances at a time: all of them up to TILE; above, the largest
     divisor of the batch not above TILE, unless that is under TILE/4 (a batch with no good divisor
-    runs whole)."""
-    if batch <= TILE:
+    runs whole). Tiles are for a CPU core's cache: on another backend (a GPU) the batch runs whole,
+    since a loop over tiles would leave most of the GPU idle and launch every kernel once per tile."""
+    if batch <= TILE or jax.default_backend() != "cpu":
         return batch
     best = max(d for d in range(1, TILE + 1) if batch % d == 0)
     return best if best >= TILE // 4 else batch

@@ -25,6 +25,7 @@ pytest.importorskip("mujoco.rollout")
 from scenec.compiler import api, bench_peers  # noqa: E402
 from scenec.compiler.cli import main  # noqa: E402
 from scenec.compiler.export_mjcf import to_mjcf  # noqa: E402
+import scenec.runtime as scenec_runtime  # noqa: E402
 
 from mujoco_oracle import scenec_rollout  # noqa: E402
 
@@ -81,6 +82,23 @@ def test_jax_peers_get_our_xla_flags_and_the_workaround(monkeypatch):
     mine = "--xla_cpu_enable_concurrency_optimized_scheduler=true"
     monkeypatch.setenv("XLA_FLAGS", mine)
     assert bench_peers.peer_xla_flags("brax-spring") == mine
+
+
+def test_on_an_accelerator_jax_peers_get_float32_products_and_no_cpu_flags(monkeypatch):
+    # jax's GPU default computes float32 products in TF32, under which MJX's solver diverged (H200,
+    # batch 16,384: 97% of Ant's environments non-finite); our step has no products, so the peers
+    # get full float32 too, unless the user chose a precision. The CPU workaround flag stays out.
+    monkeypatch.setattr(scenec_runtime, "cpu_backend_expected", lambda: False)
+    monkeypatch.setenv("XLA_FLAGS", "")
+    monkeypatch.delenv("JAX_DEFAULT_MATMUL_PRECISION", raising=False)
+    assert bench_peers.peer_env("mjx")["JAX_DEFAULT_MATMUL_PRECISION"] == "highest"
+    assert bench_peers.peer_env("brax-spring")["XLA_FLAGS"] == ""
+    assert "JAX_DEFAULT_MATMUL_PRECISION" not in bench_peers.peer_env("mujoco")
+    monkeypatch.setenv("JAX_DEFAULT_MATMUL_PRECISION", "tensorfloat32")
+    assert bench_peers.peer_env("mjx")["JAX_DEFAULT_MATMUL_PRECISION"] == "tensorfloat32"
+    monkeypatch.setattr(scenec_runtime, "cpu_backend_expected", lambda: True)
+    monkeypatch.delenv("JAX_DEFAULT_MATMUL_PRECISION")
+    assert "JAX_DEFAULT_MATMUL_PRECISION" not in bench_peers.peer_env("mjx")
 
 
 def test_engines_not_installed_give_a_line_and_exit_0(tmp_path, monkeypatch, capsys):

@@ -83,6 +83,13 @@ def test_tile_sizes():
     assert rstep._tile(1021) == 1021                       # prime: no tiling
 
 
+def test_tiles_are_for_the_cpu_only(monkeypatch):
+    # On a GPU the whole batch is one program: a loop over 128-environment tiles would run each kernel
+    # 32 times over a sliver of the device at batch 4096.
+    monkeypatch.setattr(rstep.jax, "default_backend", lambda: "gpu")
+    assert rstep._tile(4096) == 4096 and rstep._tile(100) == 100
+
+
 def test_tiled_batch_equals_its_parts(compiled):
     # A (2, 160) batch runs as 4 tiles of 80; envs [1, 60:100] straddle the boundary of tiles 3 and 4.
     # Running those 40 envs alone (no tiling) must give the same numbers (float32 rounding).

@@ -4,6 +4,16 @@
 #   tools/bench_gpu.sh                  # GPU: venv with jax[cuda12] + scenec (+ mujoco-mjx, brax)
 #   OUT=/some/dir tools/bench_gpu.sh    # results go to $OUT/bench_gpu.json and $OUT/bench_gpu.log
 #   BENCH_CPU=1 BENCH_BATCH=1,2 BENCH_STEPS=2 tools/bench_gpu.sh    # the CPU path, tiny sizes
+#   BENCH_PYTHON=python3 tools/bench_gpu.sh     # a machine whose python3 has jax with a GPU plugin
+#
+# On a machine without network whose image has jax with a GPU plugin (the H200 of
+# tools/results/bench_gpu.txt: jax 0.11.2, jax-cuda13-plugin), carry the rest as wheels (python 3.12:
+# scenec itself from `pip wheel --no-deps .`, lark, trimesh, protobuf>=7.35.1, mujoco, mujoco-core,
+# mujoco-studio, mujoco-mjx, brax and Brax's import-time needs: flask, flask-cors, itsdangerous, blinker,
+# jaxopt, ml-collections, tensorboardx), `pip install --no-deps --target DIR` them, put DIR on
+# PYTHONPATH and set BENCH_PYTHON=python3. scenec sets no CPU XLA flags where a GPU plugin is installed
+# (runtime/__init__.py), and the JAX peers run with JAX_DEFAULT_MATMUL_PRECISION=highest there
+# (compiler/bench_peers.py says why).
 #
 # What it does, in order:
 #   1. a virtual environment ($BENCH_VENV, default .venv-bench-gpu at the repository root; reused
@@ -13,8 +23,9 @@
 #      (e.g. "--no-index --find-links /wheels" on a machine without network). BENCH_PYTHON=/path/to/python
 #      skips the environment and uses that interpreter as it is.
 #   2. checks that jax sees the GPU (unless BENCH_CPU=1), prints nvidia-smi's one-line summary;
-#   3. `scenec bench scenes/ant.yaml scenes/humanoid.yaml scenes/half_cheetah.yaml --batch
-#      1,1024,4096,16384 --steps 100 --json $OUT/bench_gpu.json --compare mujoco,mjx,brax` under a
+#   3. `scenec bench $BENCH_SCENES --batch
+#      1,1024,4096,16384 --steps 100 --json $OUT/bench_gpu.json --compare mujoco,mjx,brax` (BENCH_SCENES
+#      defaults to the Ant, Humanoid and HalfCheetah scenes; BENCH_COMPARE to mujoco,mjx,brax) under a
 #      deadline: the whole script stops at $BENCH_DEADLINE_S seconds (default 470, under 8 minutes).
 #      `scenec bench` rewrites the JSON after every point, so a run cut short keeps what it measured
 #      ("complete": false in the file). The run is compile-bound: each scene and batch size compiles
@@ -35,6 +46,7 @@ BATCH="${BENCH_BATCH:-1,1024,4096,16384}"
 STEPS="${BENCH_STEPS:-100}"
 REPEATS="${BENCH_REPEATS:-2}"
 COMPARE="${BENCH_COMPARE:-mujoco,mjx,brax}"
+SCENES="${BENCH_SCENES:-scenes/ant.yaml scenes/humanoid.yaml scenes/half_cheetah.yaml}"
 VENV="${BENCH_VENV:-$ROOT/.venv-bench-gpu}"
 LOG="$OUT/bench_gpu.log"
 PIP_ARGS="${PIP_ARGS:-}"
@@ -86,8 +98,9 @@ cd "$ROOT"
 export JAX_COMPILATION_CACHE_DIR="${JAX_COMPILATION_CACHE_DIR:-${VENV}-xla-cache}"
 set +e
 # -u: unbuffered, so the log keeps every line printed before a deadline cut; SIGINT first, then KILL
+# shellcheck disable=SC2086  # SCENES is a list of words
 PYTHONUNBUFFERED=1 timeout --signal=INT --kill-after=15 "$LEFT" \
-    "$PY" -u -m scenec.compiler.cli bench scenes/ant.yaml scenes/humanoid.yaml scenes/half_cheetah.yaml \
+    "$PY" -u -m scenec.compiler.cli bench $SCENES \
     --batch "$BATCH" --steps "$STEPS" --repeats "$REPEATS" --json "$OUT/bench_gpu.json" \
     --compare "$COMPARE" --peer-timeout "${BENCH_PEER_TIMEOUT:-240}" 2>&1 | tee -a "$LOG"
 RC=${PIPESTATUS[0]}

@@ -1,0 +1,44 @@
+"""scenec.runtime's XLA flags are CPU flags: they are set only where jax will run on its CPU backend.
+
+An accelerator plugin parses XLA_FLAGS as well and stops the process at the first flag it does not
+know (seen on an H200 with jax-cuda13-plugin 0.11.2: "Unknown flag in XLA_FLAGS:
+--xla_cpu_use_fusion_emitters=false"), so `cpu_backend_expected` decides before jax starts."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import scenec.runtime as runtime
+
+
+@pytest.mark.parametrize("platforms, cpu", [("cpu", True), ("cpu,cuda", True), ("cuda", False),
+                                            ("cuda,cpu", False), ("tpu", False), (" CPU ", True)])
+def test_jax_platforms_decides(monkeypatch, platforms, cpu):
+    monkeypatch.setenv("JAX_PLATFORMS", platforms)
+    assert runtime.cpu_backend_expected() is cpu
+
+
+def test_an_installed_accelerator_plugin_means_no_cpu_flags(tmp_path, monkeypatch):
+    # jax finds plugins as modules of the `jax_plugins` namespace package: make one visible
+    plugin = tmp_path / "jax_plugins" / "xla_scenec_test_gpu"
+    plugin.mkdir(parents=True)
+    (plugin / "__init__.py").write_text("")
+    monkeypatch.delenv("JAX_PLATFORMS", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert runtime.cpu_backend_expected() is False
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")       # the user asks for the CPU: the flags apply
+    assert runtime.cpu_backend_expected() is True
+
+
+@pytest.mark.parametrize("platforms, expect_flags", [("cpu", True), ("cuda", False)])
+def test_importing_the_runtime_sets_flags_only_for_the_cpu(platforms, expect_flags):
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "SCENEC_XLA_DEFAULTS")}
+    env["JAX_PLATFORMS"] = platforms
+    code = "import os, scenec.runtime; print(os.environ.get('XLA_FLAGS', ''))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    flags = out.stdout.strip()
+    assert ("--xla_cpu_use_fusion_emitters=false" in flags) is expect_flags
+    if not expect_flags:
+        assert flags == ""
