@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import statistics
 import time
 
@@ -104,11 +105,20 @@ def missing(engine: str) -> str | None:
 
 def exports(model) -> dict:
     """The MJCF each engine loads, by key: "PGS" (as exported: MuJoCo), "Newton" (MJX), "brax"
-    (Newton, pyramidal cone). Raises export_mjcf.ExportError when the scene cannot be written."""
-    from .export_mjcf import to_mjcf
+    (Newton, pyramidal cone, no joint refs; None, with the reason under "brax_error", when the scene
+    cannot be written so). Raises export_mjcf.ExportError when the scene cannot be written at all."""
+    from .export_mjcf import ExportError, to_mjcf
 
-    return {"PGS": to_mjcf(model), "Newton": to_mjcf(model, solver="Newton"),
-            "brax": to_mjcf(model, solver="Newton", cone="pyramidal")}
+    # Without a frictional contact the cone changes nothing, and MJX 3.17 fails on an elliptic cone
+    # with no frictional contact ("Indexer must have integer or boolean type": cartpole, reacher, UR5e).
+    frictional = bool(np.any(np.asarray(model.pair_friction) > 0))
+    out = {"PGS": to_mjcf(model),
+           "Newton": to_mjcf(model, solver="Newton", cone=None if frictional else "pyramidal")}
+    try:
+        out["brax"] = to_mjcf(model, solver="Newton", cone="pyramidal", joint_refs=False)
+    except ExportError as e:
+        out["brax"], out["brax_error"] = None, str(e)
+    return out
 
 
 def run_peer(engine: str, model, xml: dict, batch: int, steps: int, repeats: int, seed: int = 0,
@@ -122,6 +132,8 @@ def run_peer(engine: str, model, xml: dict, batch: int, steps: int, repeats: int
     import sys
     import tempfile
 
+    if engine.startswith("brax") and xml.get("brax") is None:
+        raise RuntimeError(f"no MJCF Brax loads: {xml.get('brax_error')}")
     spec = {"engine": engine, "xml": xml, "batch": batch, "steps": steps, "repeats": repeats,
             "seed": seed, "substeps": int(model.substeps), "solver_iterations": int(model.solver_iterations),
             "q0": np.asarray(model.q0, np.float64).tolist(), "qd0": np.asarray(model.qd0, np.float64).tolist()}
@@ -136,10 +148,18 @@ def run_peer(engine: str, model, xml: dict, batch: int, steps: int, repeats: int
             raise TimeoutError(f"no result after {timeout:g} s (stopped)") from None
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
     if done.returncode != 0 or not lines:
-        tail = [ln for ln in done.stderr.splitlines() if ln.strip()]
-        raise RuntimeError(tail[-1] if tail else f"exit status {done.returncode}")
+        raise RuntimeError(_error_line(done.stderr) or f"exit status {done.returncode}")
     return {**json.loads(lines[-1]), "xla_flags": env["XLA_FLAGS"],
             "matmul_precision": env.get("JAX_DEFAULT_MATMUL_PRECISION", "default")}
+
+
+def _error_line(stderr: str) -> str:
+    """The line of a failed peer's stderr that says what went wrong: the last one that names an
+    exception ("ValueError: …"), else the last non-empty line. (JAX ends its tracebacks with a note
+    on how it filtered them, which says nothing about the error.)"""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    named = [ln for ln in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b:?", ln)]
+    return (named or lines or [""])[-1]
 
 
 def peer_env(engine: str) -> dict:

@@ -25,6 +25,10 @@ collision pairs are the ones pruning kept. What becomes what:
 - actuators: `<motor>`, `<position kp kv>` or `<velocity kv>` when our affine gain/bias is exactly
   that kind, `<general gainprm biastype="affine" biasprm>` otherwise; gear, ctrlrange, forcerange.
 - `<keyframe><key name="init">`: our q0 and qd0 (MuJoCo's qpos0 is the reference configuration).
+- `joint_refs=False` (Brax, which refuses a joint `ref`): no `ref` is written and each body is placed
+  at the zero configuration instead: a joint's motion by −ref is folded into its body's pose, which
+  keeps every q meaning the same pose. That needs the motion to commute with the body's earlier
+  joints (slides with slides, hinges about one line); a body where it does not is an ExportError.
 
 What cannot be exactly equal (contacts and limits; the smooth dynamics are the same equations, see
 tests/test_dynamics_mujoco.py):
@@ -86,17 +90,18 @@ def model_of(source):
     return api.compile(source, measure_jit=False).model
 
 
-def to_mjcf(source, *, solver: str = "PGS", cone: str | None = None) -> str:
+def to_mjcf(source, *, solver: str = "PGS", cone: str | None = None, joint_refs: bool = True) -> str:
     """MJCF text equivalent to a compiled scene (see the module docstring for the mapping).
 
     solver: MuJoCo's constraint solver, "PGS" (ours, the default), "CG" or "Newton" (MJX and Brax
     load only those two). cone: "elliptic" or "pyramidal" instead of the scene's own friction cone
-    (Brax accepts only pyramidal); None keeps the scene's."""
+    (Brax accepts only pyramidal); None keeps the scene's. joint_refs=False: no joint `ref`, bodies
+    at the zero configuration (Brax accepts no `ref`)."""
     if solver not in ("PGS", "CG", "Newton"):
         raise ValueError(f"solver must be PGS, CG or Newton, not {solver!r}")
     if cone not in (None, "elliptic", "pyramidal"):
         raise ValueError(f"cone must be elliptic or pyramidal, not {cone!r}")
-    return _Writer(model_of(source), solver, cone).write()
+    return _Writer(model_of(source), solver, cone, joint_refs).write()
 
 
 def _unique_names(names, prefix: str, taken: set | None = None) -> list[str]:
@@ -117,10 +122,11 @@ def _unique_names(names, prefix: str, taken: set | None = None) -> list[str]:
 
 
 class _Writer:
-    def __init__(self, m, solver: str = "PGS", cone: str | None = None):
+    def __init__(self, m, solver: str = "PGS", cone: str | None = None, joint_refs: bool = True):
         self.m = m
         self.solver = solver
         self.cone = cone or m.cone
+        self.joint_refs = joint_refs
         self.digits = 17 if m.dtype == "float64" else 9   # enough to round-trip the model's floats
         arr = lambda x: np.asarray(x, np.float64)          # noqa: E731
         self.body_pos, self.body_quat = arr(m.body_pos), arr(m.body_quat)
@@ -131,6 +137,35 @@ class _Writer:
         self.jnt_names = _unique_names(m.jnt_names, "joint")
         self.geom_names = _unique_names(m.geom_names, "geom")
         self.act_names = _unique_names(m.actuator_names, "actuator")
+        if not joint_refs:
+            self._fold_joint_refs()
+
+    def _fold_joint_refs(self) -> None:
+        """Body poses at the zero configuration: body frame = pose ∘ motion_j(q_j − ref_j) ∘ …, so
+        each joint's motion by −ref_j moves into the pose, past the body's earlier joints (which must
+        commute with it)."""
+        m = self.m
+        kinds = np.asarray(m.jnt_kind.array)
+        refs = np.asarray(m.jnt_reference, np.float64)
+        axes, anchors = np.asarray(m.jnt_axis, np.float64), np.asarray(m.jnt_anchor, np.float64)
+        for b in range(1, m.nbody):
+            adr, num = int(m.body_jnt_adr[b]), int(m.body_jnt_num[b])
+            for j in range(adr, adr + num) if adr >= 0 else ():
+                if kinds[j] not in (0, 1) or refs[j] == 0.0:
+                    continue
+                for e in range(adr, j):
+                    if not _joints_commute(kinds[e], kinds[j], axes[e], axes[j], anchors[e], anchors[j]):
+                        raise ExportError(
+                            f"joint '{m.jnt_names[j]}' has ref {refs[j]:g} and follows joint "
+                            f"'{m.jnt_names[e]}' in body '{m.body_names[b]}', whose motion does not "
+                            "commute with it: this body cannot be written without joint refs")
+                pos, quat = self.body_pos[b], self.body_quat[b]
+                if kinds[j] == 1:                           # slide: translate by −ref along the axis
+                    self.body_pos[b] = pos + _rotate(quat, -refs[j] * axes[j])
+                else:                                       # hinge: turn by −ref about the axis line
+                    turn = _axis_angle(axes[j], -refs[j])
+                    self.body_pos[b] = pos + _rotate(quat, anchors[j] - _rotate(turn, anchors[j]))
+                    self.body_quat[b] = _quat_mul(quat, turn)
 
     # ------------------------------------------------------------------------------ formatting
 
@@ -217,7 +252,8 @@ class _Writer:
             attrs["pos"] = self.f(m.jnt_anchor[j])
         if kind in (0, 1):
             attrs["axis"] = self.f(m.jnt_axis[j])
-            attrs["ref"] = _num(m.jnt_reference[j], self.digits)
+            if self.joint_refs:
+                attrs["ref"] = _num(m.jnt_reference[j], self.digits)
         if bool(m.jnt_limited[j]):
             attrs["limited"] = "true"
             attrs["range"] = self.f(m.jnt_range[j])
@@ -361,6 +397,30 @@ def _num(x, digits: int) -> str:
     if v == 0:
         return "0"
     return format(v, f".{digits}g")
+
+
+def _axis_angle(axis, angle: float) -> np.ndarray:
+    """The unit quaternion (w, x, y, z) of a turn by `angle` about `axis`."""
+    a = np.asarray(axis, np.float64)
+    return np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * a / np.linalg.norm(a)])
+
+
+def _quat_mul(p, q) -> np.ndarray:
+    """Hamilton product p·q of quaternions (w, x, y, z)."""
+    pw, pv, qw, qv = p[0], np.asarray(p[1:]), q[0], np.asarray(q[1:])
+    return np.concatenate([[pw * qw - pv @ qv], pw * qv + qw * pv + np.cross(pv, qv)])
+
+
+def _joints_commute(kind_a, kind_b, axis_a, axis_b, anchor_a, anchor_b, tol: float = 1e-9) -> bool:
+    """Whether two hinge/slide motions commute for every pair of angles/displacements: two slides, or
+    two hinges about one line (parallel axes through a common point)."""
+    if kind_a == 1 and kind_b == 1:
+        return True
+    if kind_a == 0 and kind_b == 0:
+        u, v = (np.asarray(x, np.float64) / np.linalg.norm(x) for x in (axis_a, axis_b))
+        gap = np.asarray(anchor_b, np.float64) - np.asarray(anchor_a, np.float64)
+        return bool(np.linalg.norm(np.cross(u, v)) <= tol and np.linalg.norm(np.cross(gap, u)) <= tol)
+    return False
 
 
 def _rotate(quat, v) -> np.ndarray:

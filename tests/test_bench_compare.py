@@ -101,6 +101,27 @@ def test_on_an_accelerator_jax_peers_get_float32_products_and_no_cpu_flags(monke
     assert "JAX_DEFAULT_MATMUL_PRECISION" not in bench_peers.peer_env("mjx")
 
 
+def test_peer_exports_work_around_what_mjx_and_brax_refuse():
+    scenes = pathlib.Path(__file__).resolve().parent.parent / "scenes"
+    # no frictional contact: the cone changes nothing, and MJX 3.17 fails on an elliptic one
+    cartpole = bench_peers.exports(api.compile(scenes / "cartpole.yaml", measure_jit=False).model)
+    assert 'cone="pyramidal"' in cartpole["Newton"] and 'cone="elliptic"' in cartpole["PGS"]
+    # Brax refuses joint refs: hopper's root slide has ref 1.25, folded into the torso's pose
+    hopper = bench_peers.exports(api.compile(scenes / "hopper.yaml", measure_jit=False).model)
+    assert ' ref="1.25"' in hopper["PGS"] and " ref=" not in hopper["brax"]
+
+
+def test_a_failed_peer_is_reported_by_its_exception_line():
+    # JAX ends a filtered traceback with a note on the filtering: the exception's line is the news
+    stderr = ("Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\n"
+              "ValueError: mjx does not support this geom pair\n--------------------\n"
+              "For simplicity, JAX has removed its internal frames from the traceback of the following "
+              "exception. Set JAX_TRACEBACK_FILTERING=off to include these.\n")
+    assert bench_peers._error_line(stderr) == "ValueError: mjx does not support this geom pair"
+    assert bench_peers._error_line("Killed\n\n") == "Killed"
+    assert bench_peers._error_line("") == ""
+
+
 def test_engines_not_installed_give_a_line_and_exit_0(tmp_path, monkeypatch, capsys):
     # point the MJX and Brax engines at a module that cannot exist, whatever is installed here
     for engine in ("mjx", "brax-generalized", "brax-positional", "brax-spring"):

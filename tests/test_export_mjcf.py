@@ -99,10 +99,15 @@ def quat_close(a, b) -> float:
     return float(min(np.abs(a - b).max(), np.abs(a + b).max()))
 
 
-@pytest.mark.parametrize("name", SCENES)
-def test_exported_scene_matches_ours_in_mujoco(name):
+@pytest.mark.parametrize("name, refs", [(n, True) for n in SCENES] + [("grasp", False), ("hopper", False)])
+def test_exported_scene_matches_ours_in_mujoco(name, refs):
+    # refs=False: every joint's ref folded into its body's pose (Brax's export): the same poses at
+    # every q, with no `ref` written (grasp's fingers have hinge refs, hopper's root a slide ref)
     model = compiled(name).model
-    mj, data = load(to_mjcf(compiled(name)))
+    xml = to_mjcf(compiled(name), joint_refs=refs)
+    if not refs:
+        assert np.any(np.asarray(model.jnt_reference) != 0) and " ref=" not in xml
+    mj, data = load(xml)
     assert (mj.nq, mj.nv, mj.nu) == (model.nq, model.nv, model.nu)
     for j, jname in enumerate(model.jnt_names):
         mjj = mj.joint(jname)
@@ -125,6 +130,34 @@ def test_exported_scene_matches_ours_in_mujoco(name):
         full = np.zeros((mj.nv, mj.nv))
         mujoco.mj_fullM(mj, data, full)
         assert np.abs(full - mine).max() <= M_TOL * np.abs(full).max(), np.abs(full - mine).max()
+
+
+TWO_JOINTS = """
+name: two_joints
+bodies:
+  - name: carriage
+    mass: 1 kg
+    colliders: [{sphere: {radius: 0.1}}]
+joints:
+  - {name: first, kind: KIND1, parent: world, child: carriage, axis: [1, 0, 0], anchor: [0, 0.2, 0]}
+  - {name: second, kind: KIND2, parent: world, child: carriage, axis: [0, 0, 1], reference: 0.3}
+"""
+
+
+def test_joint_refs_fold_only_past_joints_that_commute():
+    # a slide's ref moves past an earlier slide (translations commute) ...
+    both_slides = TWO_JOINTS.replace("KIND1", "slide").replace("KIND2", "slide")
+    model = api.compile(both_slides, measure_jit=False).model
+    mj, data = load(to_mjcf(model, joint_refs=False))
+    data.qpos[:] = [0.4, -0.7]
+    mujoco.mj_kinematics(mj, data)
+    xpos = np.asarray(our_kinematics(model, jnp.asarray([0.4, -0.7], model.q0.dtype))[0], np.float64)
+    assert np.abs(data.xpos[mj.body("carriage").id] - xpos[1]).max() <= POSE_TOL
+    # ... but not past a hinge about another axis: refused, with the joints named
+    hinge_first = TWO_JOINTS.replace("KIND1", "hinge").replace("KIND2", "slide")
+    with pytest.raises(ExportError, match="'second'.*'first'.*carriage"):
+        to_mjcf(api.compile(hinge_first, measure_jit=False), joint_refs=False)
+    to_mjcf(api.compile(hinge_first, measure_jit=False))          # with refs it is fine
 
 
 @pytest.mark.parametrize("name", ("cartpole", "double_pendulum"))
