@@ -19,6 +19,9 @@ import sys
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scene", metavar="SCENE", help="a scene file or a generated <scene>_step.py")
     parser.add_argument("-o", "--output", metavar="MODEL.xml", help="MJCF file to write (default: stdout)")
+    parser.add_argument("--no-joint-refs", action="store_true",
+                        help="write no joint `ref`: every body at the zero configuration instead, with "
+                             "the same pose for every q (Brax refuses `ref`)")
     parser.add_argument("--allow-outside", action="store_true",
                         help="allow mesh files outside the scene's folder")
 
@@ -34,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if model is None:
         return code
     try:
-        text = to_mjcf(model)
+        text = to_mjcf(model, joint_refs=not args.no_joint_refs)
     except ExportError as e:
         print(f"scenec export: {e}", file=sys.stderr)
         return 2

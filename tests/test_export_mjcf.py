@@ -266,3 +266,7 @@ def test_cli_writes_the_xml_and_reports_user_errors(tmp_path, capsys):
     assert "cannot write" in capsys.readouterr().err
     assert main(["export", str(tmp_path / "missing.yaml")]) == 2
     assert "Traceback" not in capsys.readouterr().err
+    # --no-joint-refs: what Brax loads (hopper's root slide has ref 1.25)
+    hopper = tmp_path / "hopper.xml"
+    assert main(["export", str(SCENES_DIR / "hopper.yaml"), "--no-joint-refs", "-o", str(hopper)]) == 0
+    assert " ref=" not in hopper.read_text() and load(hopper.read_text())[0].nq == 6
