@@ -13,7 +13,8 @@ STDLIB_OK = {"__future__", "dataclasses", "enum", "functools", "math", "typing",
              "hashlib", "struct", "zlib", "base64", "string", "contextlib", "shutil", "subprocess",
              "argparse", "signal", "warnings", "abc", "copy", "numbers", "operator", "pickle", "textwrap",
              "threading", "queue", "types", "weakref", "heapq", "bisect", "datetime", "platform", "uuid",
-             "logging", "inspect", "traceback", "random", "statistics", "fnmatch", "difflib", "array"}
+             "logging", "inspect", "traceback", "random", "statistics", "fnmatch", "difflib", "array",
+             "pkgutil"}
 
 
 def imports_of(folder: str) -> dict[str, set[str]]:
