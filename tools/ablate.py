@@ -7,7 +7,16 @@ timed interleaved in one process, as a fraction of the unchanged model's time.
 Each VARIANT is comma-separated edits of the compiled model: `field=N` sets one of its integer options
 (solver_iterations, contact_budget, limit_budget, substeps), `drop=K1+K2` removes the pair groups of
 those collision kernels, `limits=off` removes every joint limit. The physics of a variant is not the
-scene's any more: these figures say what a part costs, not how the scene behaves. (A per-thunk
+scene's any more: these figures say what a part costs, not how the scene behaves.
+
+Three edits change how the step is written, not the model (the physics stays the scene's, up to
+rounding): `unroll=N` sweeps N contact blocks or limit rows per loop iteration at every batch size
+(runtime/constraints.py `_UNROLL`, `UNROLL_FROM`; a large N unrolls the sweep fully), `tile=N` sets
+the CPU's tile of environments (runtime/step.py `TILE`), `limit_group=N` the rows per fused chain of
+the limit sweep (`_LIMIT_GROUP`). They are set while the variant is traced. On a GPU, where each loop
+iteration is a kernel launch, `unroll=` is the first thing to try:
+
+    python tools/ablate.py scenes/ant.yaml --batch 16384 unroll=4 unroll=64 (A per-thunk
 profile charges loop control and dispatch to whatever runs next: it put Ant's joint-limit loop at 21%
 of the step, where switching every limit off saves 13%.) Random actions in the control range, the
 batch as given (split over host devices as `step` does), the median of --repeats.
@@ -23,14 +32,27 @@ import time
 INT_FIELDS = ("solver_iterations", "contact_budget", "limit_budget", "substeps")
 
 
+# edit -> the (module, constant) pairs it sets while the variant is traced
+CODE_EDITS = {"unroll": (("constraints", "_UNROLL"), ("constraints", "UNROLL_FROM")),
+              "tile": (("step", "TILE"),), "limit_group": (("constraints", "_LIMIT_GROUP"),)}
+
+
 def edited(m, spec: str):
+    """(the edited model, {(module, constant): value} to set while tracing it)."""
     import numpy as np
 
     fields = {f: getattr(m, f) for f in m.static_fields + m.leaf_fields}
+    code = {}
     for edit in spec.split(","):
         key, _, value = edit.partition("=")
         if key in INT_FIELDS:
             fields[key] = int(value)
+        elif key in CODE_EDITS:
+            if not value.isdigit() or int(value) < 1:
+                raise SystemExit(f"ablate: {key}= takes a positive integer, not {value!r}")
+            for target in CODE_EDITS[key]:
+                # UNROLL_FROM = 1: the unroll applies at every batch size
+                code[target] = 1 if target[1] == "UNROLL_FROM" else int(value)
         elif key == "drop":
             gone = set(value.split("+"))
             unknown = gone - {g.kernel for g in m.pair_groups}
@@ -44,19 +66,31 @@ def edited(m, spec: str):
         elif edit == "limits=off":
             fields["jnt_limited"] = type(m.jnt_limited)(np.zeros_like(np.asarray(m.jnt_limited.array)))
         else:
-            raise SystemExit(f"ablate: {edit!r} is not limits=off, field=N (one of {', '.join(INT_FIELDS)}) "
-                             "or drop=KERNEL")
-    return m.__class__(**fields)
+            raise SystemExit(f"ablate: {edit!r} is not limits=off, field=N (one of {', '.join(INT_FIELDS)}), "
+                             f"drop=KERNEL or a code edit ({', '.join(f'{k}=N' for k in CODE_EDITS)})")
+    return m.__class__(**fields), code
 
 
-def rollout(m, batch: int, steps: int):
-    """The compiled random-action rollout of `scenec run` (cmd_run.rollout_fn), warmed up: a call runs it."""
+def rollout(m, batch: int, steps: int, code: dict | None = None):
+    """The compiled random-action rollout of `scenec run` (cmd_run.rollout_fn), warmed up: a call runs
+    it. `code` ({(module, constant): value}, from `edited`) is set while it is traced and compiled."""
+    import importlib
+
     import jax
 
     from scenec.compiler.cmd_run import rollout_fn
 
     key = jax.random.PRNGKey(0)
-    compiled = rollout_fn(m, batch, steps).lower(key).compile()
+    saved = {}
+    try:
+        for (module, name), value in (code or {}).items():
+            mod = importlib.import_module(f"scenec.runtime.{module}")
+            saved[(mod, name)] = getattr(mod, name)
+            setattr(mod, name, value)
+        compiled = rollout_fn(m, batch, steps).lower(key).compile()
+    finally:
+        for (mod, name), value in saved.items():
+            setattr(mod, name, value)
     jax.block_until_ready(compiled(key))
     return lambda: jax.block_until_ready(compiled(key))
 
@@ -68,12 +102,13 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--steps", type=int, default=10, help="control steps per timed rollout")
     parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()   # variants may follow the options, as in the examples
     from scenec.compiler import api
 
     base = api.compile(args.scene, measure_jit=False).model
-    models = {"base": base, **{spec: edited(base, spec) for spec in args.variants}}
-    runs = {name: rollout(m, args.batch, args.steps) for name, m in models.items()}
+    variants = {"base": (base, {}), **{spec: edited(base, spec) for spec in args.variants}}
+    models = {name: m for name, (m, _) in variants.items()}
+    runs = {name: rollout(m, args.batch, args.steps, code) for name, (m, code) in variants.items()}
     times = {name: [] for name in runs}
     for _ in range(args.repeats):
         for name, go in runs.items():
