@@ -94,7 +94,7 @@ def _advance_batch(m: Model, q, qd, ctrl):
     that each tile's working set stays in the core's cache (Ant: 84k → 97k physics steps/s at batch
     1024, 66k → 93k at 4096)."""
     batch = q.shape[0]
-    tile = _tile(batch, m.nv, q.dtype.itemsize)
+    tile = _tile(batch, max(hi - lo for lo, hi in dynamics.tree_blocks(m)) if m.nv else 0, q.dtype.itemsize)
     if tile == batch:
         return tuple(jnp.moveaxis(x, -1, 0) for x in _advance(m, q.T, qd.T, ctrl.T))
     n = batch // tile
@@ -125,7 +125,7 @@ def _advance(m: Model, q0, qd0, ctrl):
             mass = dynamics.mass_matrix(m, f, cinert, m.dof_armature + implicit_h * m.dof_damping)
             # One elimination gives M⁻¹ (the constraints need it) and M⁻¹τ together: a separate
             # product M⁻¹·τ let XLA fuse the elimination's last step into it (Ant: 10% of the step).
-            minv, qacc = dynamics.inverse_spd(mass, tau)
+            minv, qacc = dynamics.inverse_by_tree(m, mass, tau)
         return f, minv, qacc
 
     def substep(carry, _):
@@ -160,8 +160,8 @@ def _advance(m: Model, q0, qd0, ctrl):
 
 
 TILE = 128   # environments per tile of a large batch (see `_tile`)
-# Bytes the mass matrix's elimination (an (nv, nv + 1) matrix per environment, dynamics.inverse_spd)
-# may take per tile; a scene with more dofs gets a smaller tile. The elimination streams that matrix
+# Bytes the mass matrix's elimination (an (n, n + 1) matrix per environment for a tree of n dofs,
+# dynamics.inverse_by_tree) may take per tile; a scene with a larger tree gets a smaller tile. The elimination streams that matrix
 # once per dof, so it has to stay in a core's L2 (2 MiB here) beside everything else: grasp (nv 45,
 # 1.06 MB at 128 environments) ran 1.42× as fast with tiles of 64 (0.53 MB), Humanoid (nv 23, 0.28 MB
 # at 128) 0.96× and fetch (nv 16) 0.92× as fast with 64 (`python tools/ablate.py SCENE tile=64`).

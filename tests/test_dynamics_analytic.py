@@ -7,6 +7,7 @@ exact answer and how large that is.
 from __future__ import annotations
 
 import math
+import pathlib
 
 import jax
 import jax.numpy as jnp
@@ -16,6 +17,8 @@ import pytest
 from scenec.compiler import api
 
 from physics_util import energy, momenta
+
+SCENES = pathlib.Path(__file__).resolve().parent.parent / "scenes"
 
 G = 9.81
 DOUBLE_PENDULUM = __import__("pathlib").Path(__file__).resolve().parent.parent / "scenes" / "double_pendulum.yaml"
@@ -174,3 +177,31 @@ def test_internal_torques_conserve_momentum():
     qs, qds = rollout(c, s, 1000, torques)
     _, l1 = momenta(c.model, qs[-1], qds[-1])
     assert np.linalg.norm(l1 - l0) <= ANG_REL_TOL * np.linalg.norm(l0), (l0, l1)
+
+
+def test_the_inverse_is_taken_tree_by_tree():
+    # grasp: a 6-dof object and a 39-dof hand share no entry of M, so M⁻¹ is block diagonal and each
+    # block is the inverse of the tree's own block; compared with numpy's float64 inverse of the whole.
+    from scenec.runtime import dynamics
+    from scenec.runtime.plan import plan_of
+
+    grasp = api.compile(SCENES / "grasp.yaml", measure_jit=False).model
+    assert dynamics.tree_blocks(grasp) == [(0, 6), (6, 45)]
+    ant = api.compile(SCENES / "ant.yaml", measure_jit=False).model
+    assert dynamics.tree_blocks(ant) == [(0, 14)]
+    # a random SPD matrix with grasp's sparsity: Lᵀ·D·L, L unit lower triangular on the ancestor pattern
+    rng = np.random.default_rng(7)
+    n, batch = grasp.nv, 3
+    pattern = plan_of(grasp).ancestor
+    L = np.where(pattern[:, :, None] > 0, rng.normal(scale=0.3, size=(n, n, batch)), 0.0)
+    L[np.arange(n), np.arange(n)] = 1.0
+    mass = np.einsum("kib,kb,kjb->ijb", L, rng.uniform(0.5, 2.0, size=(n, batch)), L)
+    tau = rng.normal(size=(n, batch))
+    minv, qacc = dynamics.inverse_by_tree(grasp, jnp.asarray(mass, jnp.float32), jnp.asarray(tau, jnp.float32))
+    ref = np.moveaxis(np.linalg.inv(np.moveaxis(mass, -1, 0)), 0, -1)
+    # float32 elimination of a well-conditioned matrix (entries of D in [0.5, 2]): relative 1e-4
+    REL_TOL = 1e-4
+    scale = np.abs(ref).max()
+    assert np.abs(np.asarray(minv, np.float64) - ref).max() <= REL_TOL * scale
+    assert np.abs(np.asarray(qacc, np.float64) - np.einsum("ijb,jb->ib", ref, tau)).max() <= REL_TOL * scale * np.abs(tau).max() * n
+    assert np.all(np.asarray(minv)[:6, 6:] == 0) and np.all(np.asarray(minv)[6:, :6] == 0)
