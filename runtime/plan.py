@@ -49,6 +49,7 @@ class Plan(NamedTuple):
     dof_slide: np.ndarray     # (nv,) 1 for slide dofs
     dof_trans: np.ndarray     # (nv,) 1 for a free joint's translations (world axes)
     jnt_order: np.ndarray     # (njnt,) position of each joint in the level/slot traversal order
+    tree_blocks: tuple        # ((start, stop), ...) each kinematic tree's dof range (`_tree_blocks`)
 
 
 def _key(m: Model):
@@ -138,4 +139,18 @@ def _plan(key) -> Plan:
 
     return Plan(tuple(levels), moves, subtree, same_tree, before, ancestor,
                 np.asarray(dof_body.array, int), np.asarray(dof_jnt.array, int), dof_axis, dof_rot,
-                dof_slide, dof_trans, jnt_order)
+                dof_slide, dof_trans, jnt_order, _tree_blocks(ancestor))
+
+
+def _tree_blocks(ancestor: np.ndarray) -> tuple:
+    """The dof ranges [start, stop) of the kinematic trees when each tree's dofs are contiguous (the
+    mass matrix is then block diagonal, one block per tree), else one range over every dof; () for
+    no dofs."""
+    nv = len(ancestor)
+    if nv == 0:
+        return ()
+    root = np.array([int(np.flatnonzero(ancestor[d])[0]) for d in range(nv)])   # a tree's first dof
+    starts = [0] + [d for d in range(1, nv) if root[d] != root[d - 1]]
+    if len(set(root[s] for s in starts)) != len(starts):       # a tree's dofs come back later: one block
+        return ((0, nv),)
+    return tuple(zip(starts, starts[1:] + [nv]))

@@ -28,6 +28,7 @@ import numpy as np
 
 from . import constraints, dynamics, kinematics
 from . import math as sm
+from .plan import plan_of
 from .types import JointKind, Model, State
 
 
@@ -94,7 +95,8 @@ def _advance_batch(m: Model, q, qd, ctrl):
     that each tile's working set stays in the core's cache (Ant: 84k → 97k physics steps/s at batch
     1024, 66k → 93k at 4096)."""
     batch = q.shape[0]
-    tile = _tile(batch, max(hi - lo for lo, hi in dynamics.tree_blocks(m)) if m.nv else 0, q.dtype.itemsize)
+    largest_tree = max((hi - lo for lo, hi in plan_of(m).tree_blocks), default=0)
+    tile = _tile(batch, largest_tree, q.dtype.itemsize)
     if tile == batch:
         return tuple(jnp.moveaxis(x, -1, 0) for x in _advance(m, q.T, qd.T, ctrl.T))
     n = batch // tile
@@ -161,23 +163,24 @@ def _advance(m: Model, q0, qd0, ctrl):
 
 TILE = 128   # environments per tile of a large batch (see `_tile`)
 # Bytes the mass matrix's elimination (an (n, n + 1) matrix per environment for a tree of n dofs,
-# dynamics.inverse_by_tree) may take per tile; a scene with a larger tree gets a smaller tile. The elimination streams that matrix
-# once per dof, so it has to stay in a core's L2 (2 MiB here) beside everything else: grasp (nv 45,
-# 1.06 MB at 128 environments) ran 1.42× as fast with tiles of 64 (0.53 MB), Humanoid (nv 23, 0.28 MB
-# at 128) 0.96× and fetch (nv 16) 0.92× as fast with 64 (`python tools/ablate.py SCENE tile=64`).
+# dynamics.inverse_by_tree) may take per tile; a scene with a larger tree gets a smaller tile. The
+# elimination streams that matrix once per dof, so it has to stay in a core's L2 (2 MiB here) beside
+# everything else: grasp (a 39-dof tree, 0.8 MB at 128 environments; 1.06 MB for its 45 dofs before
+# the inverse went tree by tree) ran 1.42× as fast with tiles of 64, Humanoid (nv 23, 0.28 MB at 128)
+# 0.96× and fetch (nv 16) 0.92× as fast with 64 (`python tools/ablate.py SCENE tile=64`).
 _INVERSE_BYTES = 640 << 10
 
 
-def _tile(batch: int, nv: int = 0, itemsize: int = 4) -> int:
+def _tile(batch: int, n: int = 0, itemsize: int = 4) -> int:
     """How many environments `step` advances at a time: all of them up to the tile; above, the largest
     divisor of the batch not above it, unless that is under TILE/4 (a batch with no good divisor
-    runs whole). The tile is TILE, or less where the elimination's matrix would outgrow
-    _INVERSE_BYTES (never under TILE/4). Tiles are for a CPU core's cache: on another backend (a GPU)
+    runs whole). The tile is TILE, or less where the elimination's matrix for a tree of n dofs
+    would outgrow _INVERSE_BYTES (never under TILE/4). Tiles are for a CPU core's cache: on another backend (a GPU)
     the batch runs whole, since a loop over tiles would leave most of the GPU idle and launch every
     kernel once per tile."""
     cap = TILE
-    if nv:
-        cap = min(TILE, max(TILE // 4, _INVERSE_BYTES // (itemsize * nv * (nv + 1))))
+    if n:
+        cap = min(TILE, max(TILE // 4, _INVERSE_BYTES // (itemsize * n * (n + 1))))
     if batch <= cap or jax.default_backend() != "cpu":
         return batch
     best = max(d for d in range(1, cap + 1) if batch % d == 0)

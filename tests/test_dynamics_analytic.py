@@ -186,9 +186,9 @@ def test_the_inverse_is_taken_tree_by_tree():
     from scenec.runtime.plan import plan_of
 
     grasp = api.compile(SCENES / "grasp.yaml", measure_jit=False).model
-    assert dynamics.tree_blocks(grasp) == [(0, 6), (6, 45)]
+    assert plan_of(grasp).tree_blocks == ((0, 6), (6, 45))
     ant = api.compile(SCENES / "ant.yaml", measure_jit=False).model
-    assert dynamics.tree_blocks(ant) == [(0, 14)]
+    assert plan_of(ant).tree_blocks == ((0, 14),)
     # a random SPD matrix with grasp's sparsity: Lᵀ·D·L, L unit lower triangular on the ancestor pattern
     rng = np.random.default_rng(7)
     n, batch = grasp.nv, 3

@@ -82,11 +82,11 @@ def test_tile_sizes():
     assert rstep._tile(4096) == 128 and rstep._tile(1000) == 125 and rstep._tile(320) == 80
     assert rstep._tile(1021) == 1021                       # prime: no tiling
     # many dofs: tiles small enough that the mass matrix's elimination stays in cache
-    assert rstep._tile(4096, nv=23) == 128                 # Humanoid: 4·23·24·128 B = 0.28 MB fits
-    assert rstep._tile(4096, nv=45) == 64                  # grasp: 1.06 MB at 128, 0.53 MB at 64
-    assert rstep._tile(4096, nv=45, itemsize=8) == 32      # float64 doubles the bytes
-    assert rstep._tile(4096, nv=400) == 32                 # never under TILE/4
-    assert rstep._tile(100, nv=45) == 50                   # a batch above the cap is tiled too
+    assert rstep._tile(4096, n=23) == 128                 # Humanoid: 4·23·24·128 B = 0.28 MB fits
+    assert rstep._tile(4096, n=45) == 64                  # grasp: 1.06 MB at 128, 0.53 MB at 64
+    assert rstep._tile(4096, n=45, itemsize=8) == 32      # float64 doubles the bytes
+    assert rstep._tile(4096, n=400) == 32                 # never under TILE/4
+    assert rstep._tile(100, n=45) == 50                   # a batch above the cap is tiled too
 
 
 def test_tiles_are_for_the_cpu_only(monkeypatch):
