@@ -3,10 +3,10 @@
 Where it sits: compiler/, a subcommand (cli.py); the benchmark harness of the performance work. For
 each scene and batch size it reports the step's compile time (jax trace and XLA compile, separately),
 physics steps per second and simulated seconds per wall-clock second (the median of `--repeats`
-timed runs after a warm-up, with the spread), how many environments ended non-finite, the FLOPs and bytes XLA's cost analysis counts for one
-control step of the batch (every loop weighted by its trip count: hlo_cost.py), and what fraction
-of this machine's peak those FLOPs reach, the peak being measured in the same process (a float32
-matrix product). `--json FILE` writes the same figures.
+timed runs after a warm-up, with the spread), how many environments ended non-finite, the FLOPs
+and bytes XLA's cost analysis counts for one control step of the batch (every loop weighted by its
+trip count: hlo_cost.py), and what fraction of this machine's peak those FLOPs reach, the peak
+being measured in the same process (a float32 matrix product). `--json FILE` writes the same figures.
 
 `--compare mujoco,mjx,brax` runs the same scene, exported as MJCF (export_mjcf.py), through peer
 engines at each batch size (bench_peers.py: MuJoCo's C engine on all cores, MJX, Brax's generalized,
