@@ -206,7 +206,7 @@ def _slot_jacobians(m: Model, f: Frames, slots: _Slots):
         # row·(lin_d + ang_d × r) = row·lin_d + ang_d·(r × row), masked to the body's chain.
         r = slots.pos - _body_rows(f.root_com, body)                     # (s, 3, B)
         rxf = sm.cross(r[:, None], frame)                                # (s, row, 3, B)
-        jac = sum(frame[:, :, None, x, :] * c_lin[:, x, :] + rxf[:, :, None, x, :] * c_ang[:, x, :]
+        jac = sum(frame[:, :, x:x + 1, :] * c_lin[:, x, :] + rxf[:, :, x:x + 1, :] * c_ang[:, x, :]
                   for x in range(3))                                     # (s, row, nv, B)
         moves = _per_slot(p.moves.astype(dtype), body)                   # (s, nv) or (s, nv, B)
         return jac * (moves[:, None, :, None] if moves.ndim == 2 else moves[:, None])
@@ -405,7 +405,7 @@ def _rows_times_minv(J, minv):
 
 def _row_dot(a, b):
     """Σ_k a[..., k, :]·b[..., k, :] over the dof axis (second to last), as one elementwise chain."""
-    return sum(a[..., k, :] * b[..., k, :] for k in range(a.shape[-2]))
+    return sum(a[..., k:k + 1, :] * b[..., k:k + 1, :] for k in range(a.shape[-2]))[..., 0, :]
 
 
 def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):

@@ -68,7 +68,7 @@ def mass_matrix(m: Model, f: Frames, cinert, diag_extra):
     dtype = f.cdof.dtype
     crb = tuple(subtree_sum(m, x) for x in cinert)
     force = sm.inertia_apply(tuple(x[p.dof_body] for x in crb), f.cdof)    # (nv, 6, B)
-    g = sum(force[:, None, k, :] * f.cdof[None, :, k, :] for k in range(6))  # g[i, j] = F_i · cdof_j
+    g = sum(force[:, k:k + 1, :] * f.cdof[None, :, k, :] for k in range(6))  # g[i, j] = F_i · cdof_j
     lower = g * const(p.ancestor, dtype)[:, :, None]                       # j ancestor-or-self of i
     strict = lower * const(1.0 - np.eye(m.nv), dtype)[:, :, None]
     return lower + jnp.swapaxes(strict, 0, 1) + (jnp.eye(m.nv, dtype=dtype) * diag_extra)[:, :, None]

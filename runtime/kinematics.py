@@ -43,6 +43,39 @@ class Frames(NamedTuple):
 def forward_kinematics(m: Model, q) -> Frames:
     """Body poses from joint positions q (nq, B), then centres of mass and motion subspaces."""
     p = plan_of(m)
+    batch = q.shape[-1]
+    xpos, xquat, j_anchor, j_axis, j_quat = _walk(m, p, q, with_joints=True)
+    xmat = sm.quat_to_mat(xquat)
+    xipos = xpos + sm.matvec(xmat, sm.c(m.body_com))
+
+    # Each tree's reference point: its centre of mass.
+    dtype = q.dtype
+    same = jnp.asarray(p.same_tree, dtype)
+    tree_m = same @ m.body_mass
+    tree_mx = jnp.tensordot(same, m.body_mass[:, None, None] * xipos, axes=(1, 0))
+    root_com = tree_mx / jnp.where(tree_m > 0, tree_m, 1.0)[:, None, None]
+
+    if m.njnt == 0:
+        empty = jnp.zeros((0, 3, batch), dtype)
+        return Frames(xpos, xquat, xmat, xipos, root_com, empty, empty, jnp.zeros((0, 6, batch), dtype))
+    order = p.jnt_order
+    xanchor = jnp.concatenate(j_anchor)[order]
+    xaxis = jnp.concatenate(j_axis)[order]
+    jnt_mat = sm.quat_to_mat(jnp.concatenate(j_quat)[order])
+    cdof = motion_subspaces(m, p, root_com, xanchor, xaxis, jnt_mat)
+    return Frames(xpos, xquat, xmat, xipos, root_com, xanchor, xaxis, cdof)
+
+
+def body_poses(m: Model, q):
+    """Only the body frames' positions (nbody, 3, B) and orientations (nbody, 4, B) from q (nq, B): the
+    level walk of `forward_kinematics` without the joints' world anchors and axes (the step's outputs
+    need no more; a smaller program to trace and compile)."""
+    return _walk(m, plan_of(m), q, with_joints=False)[:2]
+
+
+def _walk(m: Model, p, q, with_joints: bool):
+    """The tree walk by levels: body positions and orientations, and with `with_joints` each joint slot's
+    world anchors, axes and frame orientations (lists in slot order)."""
     dtype = q.dtype
     batch = q.shape[-1]
     nq = m.nq
@@ -65,7 +98,8 @@ def forward_kinematics(m: Model, q) -> Frames:
             adr = adr_all[joints]
             anchor, axis = sm.c(m.jnt_anchor[joints]), sm.c(m.jnt_axis[joints])
             anchor_w = ps + sm.quat_rotate(qs, anchor)
-            axis_w = sm.quat_rotate(qs, axis)
+            has_slide = bool(np.any(kinds == JointKind.SLIDE))
+            axis_w = sm.quat_rotate(qs, axis) if with_joints or has_slide else None
             value = q[adr] - m.jnt_reference[joints][:, None]          # hinge angle / slide offset
             hinge = (kinds == JointKind.HINGE)[:, None, None]
             qloc = jnp.where(hinge, sm.axis_angle_quat(axis, value), identity)
@@ -73,8 +107,9 @@ def forward_kinematics(m: Model, q) -> Frames:
                 ball = q[np.minimum(adr[:, None] + np.arange(4), nq - 1)]
                 qloc = jnp.where((kinds == JointKind.BALL)[:, None, None], sm.normalize(ball), qloc)
             new_quat = sm.normalize(sm.quat_mul(qs, qloc))
-            slide = jnp.where((kinds == JointKind.SLIDE)[:, None], value, 0.0)
-            new_pos = anchor_w - sm.quat_rotate(new_quat, anchor) + axis_w * slide[:, None, :]
+            new_pos = anchor_w - sm.quat_rotate(new_quat, anchor)
+            if has_slide:
+                new_pos = new_pos + axis_w * jnp.where((kinds == JointKind.SLIDE)[:, None], value, 0.0)[:, None, :]
             if np.any(kinds == JointKind.FREE):
                 free = (kinds == JointKind.FREE)[:, None, None]
                 fq = q[np.minimum(adr[:, None] + np.arange(7), nq - 1)]
@@ -90,26 +125,7 @@ def forward_kinematics(m: Model, q) -> Frames:
                 pos, quat = pos.at[local].set(new_pos), quat.at[local].set(new_quat)
         pos_levels.append(pos)
         quat_levels.append(quat)
-    xpos = jnp.concatenate(pos_levels)
-    xquat = jnp.concatenate(quat_levels)
-    xmat = sm.quat_to_mat(xquat)
-    xipos = xpos + sm.matvec(xmat, sm.c(m.body_com))
-
-    # Each tree's reference point: its centre of mass.
-    same = jnp.asarray(p.same_tree, dtype)
-    tree_m = same @ m.body_mass
-    tree_mx = jnp.tensordot(same, m.body_mass[:, None, None] * xipos, axes=(1, 0))
-    root_com = tree_mx / jnp.where(tree_m > 0, tree_m, 1.0)[:, None, None]
-
-    if m.njnt == 0:
-        empty = jnp.zeros((0, 3, batch), dtype)
-        return Frames(xpos, xquat, xmat, xipos, root_com, empty, empty, jnp.zeros((0, 6, batch), dtype))
-    order = p.jnt_order
-    xanchor = jnp.concatenate(j_anchor)[order]
-    xaxis = jnp.concatenate(j_axis)[order]
-    jnt_mat = sm.quat_to_mat(jnp.concatenate(j_quat)[order])
-    cdof = motion_subspaces(m, p, root_com, xanchor, xaxis, jnt_mat)
-    return Frames(xpos, xquat, xmat, xipos, root_com, xanchor, xaxis, cdof)
+    return jnp.concatenate(pos_levels), jnp.concatenate(quat_levels), j_anchor, j_axis, j_quat
 
 
 def motion_subspaces(m: Model, p, root_com, xanchor, xaxis, jnt_mat):

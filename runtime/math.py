@@ -9,7 +9,9 @@ a 3×3 matrix `(..., 3, 3, B)` (row, column), a spatial vector [angular; linear]
 Model constants have no batch axis; `c(x)` appends one so they broadcast.
 
 Products are written out component by component (no `dot`/`matmul` on 3-vectors) so that XLA keeps them
-inside elementwise fusions.
+inside elementwise fusions. The components are taken as `(..., 1, B)` slices (`part`) and joined with
+one concatenation, with no reshape in between: each reshape is a step XLA's simplifier has to move out
+of the way again (Ant: 6,146 → 5,320 StableHLO operations, XLA compile 2.45 → 2.27 s; same run speed).
 """
 
 from __future__ import annotations
@@ -54,28 +56,29 @@ def c(x):
     return jnp.asarray(x)[..., None]
 
 
-def comp(v, i):
-    """Component i of vectors `(..., n, B)` as `(..., B)`."""
-    return v[..., i, :]
+def part(v, i):
+    """Component i of vectors `(..., n, B)`, kept as `(..., 1, B)`."""
+    return v[..., i:i + 1, :]
 
 
-def vec(*parts):
-    """Stack components `(..., B)` into vectors `(..., n, B)`."""
-    return jnp.stack(parts, axis=-2)
+def join(*parts):
+    """Components `(..., 1, B)` joined into vectors `(..., n, B)`."""
+    return jnp.concatenate(parts, axis=-2)
 
 
 def dot(a, b):
+    """(…, n, B) · (…, n, B) → (…, B)."""
     n = a.shape[-2]
-    out = a[..., 0, :] * b[..., 0, :]
+    out = part(a, 0) * part(b, 0)
     for i in range(1, n):
-        out = out + a[..., i, :] * b[..., i, :]
-    return out
+        out = out + part(a, i) * part(b, i)
+    return out[..., 0, :]
 
 
 def cross(a, b):
-    ax, ay, az = a[..., 0, :], a[..., 1, :], a[..., 2, :]
-    bx, by, bz = b[..., 0, :], b[..., 1, :], b[..., 2, :]
-    return vec(ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx)
+    ax, ay, az = part(a, 0), part(a, 1), part(a, 2)
+    bx, by, bz = part(b, 0), part(b, 1), part(b, 2)
+    return join(ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx)
 
 
 def safe_norm(v):
@@ -108,9 +111,9 @@ def transpose(m):
 
 
 def quat_mul(p, q):
-    pw, px, py, pz = (p[..., i, :] for i in range(4))
-    qw, qx, qy, qz = (q[..., i, :] for i in range(4))
-    return vec(pw * qw - px * qx - py * qy - pz * qz,
+    pw, px, py, pz = (part(p, i) for i in range(4))
+    qw, qx, qy, qz = (part(q, i) for i in range(4))
+    return join(pw * qw - px * qx - py * qy - pz * qz,
                pw * qx + px * qw + py * qz - pz * qy,
                pw * qy - px * qz + py * qw + pz * qx,
                pw * qz + px * qy - py * qx + pz * qw)
@@ -126,13 +129,13 @@ def quat_rotate(q, v):
 
 def quat_to_mat(q):
     """Rotation matrix of a unit quaternion; columns are the rotated x, y, z axes."""
-    w, x, y, z = (q[..., i, :] for i in range(4))
+    w, x, y, z = (part(q, i) for i in range(4))
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
     wx, wy, wz = w * x, w * y, w * z
-    rows = [vec(1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)),
-            vec(2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)),
-            vec(2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy))]
+    rows = [join(1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)),
+            join(2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)),
+            join(2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy))]
     return jnp.stack(rows, axis=-3)
 
 

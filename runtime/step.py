@@ -157,8 +157,8 @@ def _advance(m: Model, q0, qd0, ctrl):
     cforce0 = sm.zeros_like_batch((m.nbody, 3, batch), q0)
     (q, qd, cforce), _ = jax.lax.scan(substep, (q0, qd0, cforce0), None, length=m.substeps)
     with jax.named_scope("outputs"):
-        f = kinematics.forward_kinematics(m, q)
-    return q, qd, cforce, f.xpos, f.xquat
+        xpos, xquat = kinematics.body_poses(m, q)
+    return q, qd, cforce, xpos, xquat
 
 
 TILE = 128   # environments per tile of a large batch (see `_tile`)
