@@ -35,6 +35,16 @@ class Level(NamedTuple):
     slots: tuple              # per joint slot: (local body index (k,), joint ids (k,))
 
 
+class PoseSteps(NamedTuple):
+    """The level walk as S uniform steps of W rows (`kinematics.body_poses`): a level's first step
+    places all its bodies on their parents and applies their first joints, each later step one more
+    joint slot. Rows past a step's bodies are padding (dst = nbody, a scratch row; jnt = -1)."""
+    dst: np.ndarray           # (S, W) body written
+    src: np.ndarray           # (S, W) body read: the parent when placing, else the body itself
+    place: np.ndarray         # (S, W) bool: the row applies the body's offset from its parent
+    jnt: np.ndarray           # (S, W) joint applied, -1 for none
+
+
 class Plan(NamedTuple):
     levels: tuple
     moves: np.ndarray
@@ -50,6 +60,7 @@ class Plan(NamedTuple):
     dof_trans: np.ndarray     # (nv,) 1 for a free joint's translations (world axes)
     jnt_order: np.ndarray     # (njnt,) position of each joint in the level/slot traversal order
     tree_blocks: tuple        # ((start, stop), ...) each kinematic tree's dof range (`_tree_blocks`)
+    pose_steps: PoseSteps     # the level walk as uniform steps (`_pose_steps`)
 
 
 def _key(m: Model):
@@ -139,7 +150,23 @@ def _plan(key) -> Plan:
 
     return Plan(tuple(levels), moves, subtree, same_tree, before, ancestor,
                 np.asarray(dof_body.array, int), np.asarray(dof_jnt.array, int), dof_axis, dof_rot,
-                dof_slide, dof_trans, jnt_order, _tree_blocks(ancestor))
+                dof_slide, dof_trans, jnt_order, _tree_blocks(ancestor), _pose_steps(levels, nbody))
+
+
+def _pose_steps(levels, nbody: int) -> PoseSteps:
+    """`levels` rearranged as `PoseSteps`: per level one step that places every body and applies the
+    first joint slot, then one step per further slot."""
+    steps = []                                   # (dst, src, place, jnt) lists per step
+    for lv in levels:
+        first = dict(zip(lv.slots[0][0].tolist(), lv.slots[0][1].tolist())) if lv.slots else {}
+        steps.append((list(lv.bodies), list(lv.parents), [True] * len(lv.bodies),
+                      [first.get(i, -1) for i in range(len(lv.bodies))]))
+        for local, joints in lv.slots[1:]:
+            steps.append((list(lv.bodies[local]), list(lv.bodies[local]), [False] * len(local), list(joints)))
+    width = max((len(st[0]) for st in steps), default=0)
+    pad = lambda xs, v: xs + [v] * (width - len(xs))                     # noqa: E731
+    arr = lambda i, v, t: np.asarray([pad(st[i], v) for st in steps], t).reshape(len(steps), width)  # noqa: E731
+    return PoseSteps(arr(0, nbody, np.int32), arr(1, 0, np.int32), arr(2, False, bool), arr(3, -1, np.int32))
 
 
 def _tree_blocks(ancestor: np.ndarray) -> tuple:

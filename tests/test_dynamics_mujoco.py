@@ -173,3 +173,29 @@ def test_float64_matches_mujoco_to_rounding():
     import json
     worst = json.loads(out.stdout.strip().splitlines()[-1])
     assert all(v <= F64_TOL for v in worst.values()), worst
+
+
+@pytest.mark.parametrize("name", ["triple_hinge_slide_ball", "branched_free_base"])
+def test_looped_walk_matches_mujoco(name, monkeypatch):
+    """Forward kinematics as a scan over the walk's steps (what deep trees such as Humanoid and grasp
+    get, kinematics.LOOP_FROM) on these shallow models: hinge, slide, ball and free joints, body
+    rotations and off-origin anchors, in the step MuJoCo is compared with."""
+    import jax
+
+    from scenec.runtime import kinematics
+
+    looped = []
+    walk_steps = kinematics._walk_steps
+
+    def spy(m, p, q, with_joints):
+        looped.append(with_joints)
+        return walk_steps(m, p, q, with_joints)
+
+    monkeypatch.setattr(kinematics, "LOOP_FROM", 1)
+    monkeypatch.setattr(kinematics, "_walk_steps", spy)
+    jax.clear_caches()   # the step is jitted once for every model of the same structure
+    try:
+        assert run_both(name, "float32") <= Q_TOL
+    finally:
+        jax.clear_caches()
+    assert True in looped   # the substeps' kinematics took the looped walk
