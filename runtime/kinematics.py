@@ -55,7 +55,7 @@ def forward_kinematics(m: Model, q) -> Frames:
     """Body poses from joint positions q (nq, B), then centres of mass and motion subspaces."""
     p = plan_of(m)
     batch = q.shape[-1]
-    if len(p.pose_steps.dst) >= LOOP_FROM:
+    if len(p.pose_steps.src) >= LOOP_FROM:
         xpos, xquat, xanchor, xaxis, jquat = _walk_steps(m, p, q, with_joints=True)
     else:
         xpos, xquat, xanchor, xaxis, jquat = _walk(m, p, q)
@@ -86,22 +86,23 @@ def body_poses(m: Model, q):
 
 def _walk_steps(m: Model, p, q, with_joints: bool):
     """The walk as a `lax.scan` over the plan's uniform steps (plan.PoseSteps): the same arithmetic as
-    `_walk` (rows past a step's bodies are padding, written to a scratch row), one copy of the code
+    `_walk` (each step rewrites a block of W rows, plan.PoseSteps), one copy of the code
     whatever the tree's depth. Returns xpos, xquat and, with `with_joints`, the joints' world anchors,
     axes and frame orientations in joint order (njnt, ..., B)."""
     st = p.pose_steps
     dtype, batch, nb, nj = q.dtype, q.shape[-1], m.nbody, m.njnt
     identity = np.array([1.0, 0.0, 0.0, 0.0])
-    if st.dst.size == 0:
+    if st.src.size == 0:
         return (jnp.zeros((nb, 3, batch), dtype),
                 jnp.broadcast_to(jnp.asarray(identity[:, None], dtype), (nb, 4, batch)), None, None, None)
     has = st.jnt >= 0
     j = np.maximum(st.jnt, 0)
     kinds = np.where(has, np.asarray(m.jnt_kind.array)[j], -1)
     masks = {k: kinds == k for k in (JointKind.HINGE, JointKind.SLIDE, JointKind.BALL, JointKind.FREE)}
-    body = np.minimum(st.dst, nb - 1)
+    width = st.src.shape[1]
+    body = np.minimum(st.start[:, None] + np.arange(width), nb - 1)
     xs = dict(
-        dst=st.dst, src=st.src, has=has,
+        start=st.start, src=st.src, has=has,
         **{k.name: v for k, v in masks.items()},
         qadr=np.where(has, np.asarray(m.jnt_qpos_adr.array)[j], 0).astype(np.int32),
         off_pos=jnp.where(st.place[..., None], m.body_pos[body], 0.0).astype(dtype),
@@ -112,11 +113,6 @@ def _walk_steps(m: Model, p, q, with_joints: bool):
     qpad = jnp.concatenate([q, jnp.zeros((6, batch), dtype)])            # q[adr:adr + 7] in range
     rows = lambda a, idx: jnp.stack([jax.lax.dynamic_index_in_dim(a, i, keepdims=False)   # noqa: E731
                                      for i in idx])
-
-    def put(a, values, idx):
-        for w, i in enumerate(idx):
-            a = jax.lax.dynamic_update_index_in_dim(a, values[w], i, 0)
-        return a
 
     def step(carry, x):
         pos, quat = carry[:2]
@@ -142,12 +138,12 @@ def _walk_steps(m: Model, p, q, with_joints: bool):
             new_quat = jnp.where(flag(JointKind.FREE), sm.normalize(qv[:, 3:]), new_quat)
             anchor_w = jnp.where(flag(JointKind.FREE), new_pos, anchor_w)
         has_j = x["has"][:, None, None]
-        out = (put(pos, jnp.where(has_j, new_pos, ps), x["dst"]),
-               put(quat, jnp.where(has_j, new_quat, qs), x["dst"]))
+        out = (jax.lax.dynamic_update_slice_in_dim(pos, jnp.where(has_j, new_pos, ps), x["start"], 0),
+               jax.lax.dynamic_update_slice_in_dim(quat, jnp.where(has_j, new_quat, qs), x["start"], 0))
         return out, ((anchor_w, axis_w, new_quat) if with_joints else None)
 
-    zeros = lambda n, c: sm.zeros_like_batch((n + 1, c, batch), q)      # noqa: E731  (row n: scratch)
-    init = (zeros(nb, 3), zeros(nb, 4) + jnp.asarray(identity[:, None], dtype))
+    zeros = lambda c: sm.zeros_like_batch((nb + width, c, batch), q)    # noqa: E731  (past nb: scratch)
+    init = (zeros(3), zeros(4) + jnp.asarray(identity[:, None], dtype))
     (pos, quat), ys = jax.lax.scan(step, init, xs)
     if not with_joints:
         return pos[:nb], quat[:nb], None, None, None

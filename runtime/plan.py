@@ -36,13 +36,15 @@ class Level(NamedTuple):
 
 
 class PoseSteps(NamedTuple):
-    """The level walk as S uniform steps of W rows (`kinematics.body_poses`): a level's first step
-    places all its bodies on their parents and applies their first joints, each later step one more
-    joint slot. Rows past a step's bodies are padding (dst = nbody, a scratch row; jnt = -1)."""
-    dst: np.ndarray           # (S, W) body written
-    src: np.ndarray           # (S, W) body read: the parent when placing, else the body itself
-    place: np.ndarray         # (S, W) bool: the row applies the body's offset from its parent
-    jnt: np.ndarray           # (S, W) joint applied, -1 for none
+    """The level walk as S uniform steps over blocks of W rows (`kinematics._walk_steps`): a level's
+    first step places each of its bodies on its parent and applies the body's first joint, each later
+    step the next joint slot. A step reads its rows' sources and writes the block of W rows from the
+    level's first body, one write per step: rows past the level's bodies are padding, written over
+    bodies of deeper levels (placed later) or scratch rows past the last body."""
+    start: np.ndarray         # (S,) the level's first body: the step writes rows start … start + W - 1
+    src: np.ndarray           # (S, W) row read: the parent when placing, else the row itself
+    place: np.ndarray         # (S, W) bool: the row applies its body's offset from the parent
+    jnt: np.ndarray           # (S, W) joint applied, -1 for none (padding, or no joint in this slot)
 
 
 class Plan(NamedTuple):
@@ -153,22 +155,6 @@ def _plan(key) -> Plan:
                 dof_slide, dof_trans, jnt_order, _tree_blocks(ancestor), _pose_steps(levels, nbody))
 
 
-def _pose_steps(levels, nbody: int) -> PoseSteps:
-    """`levels` rearranged as `PoseSteps`: per level one step that places every body and applies the
-    first joint slot, then one step per further slot."""
-    steps = []                                   # (dst, src, place, jnt) lists per step
-    for lv in levels:
-        first = dict(zip(lv.slots[0][0].tolist(), lv.slots[0][1].tolist())) if lv.slots else {}
-        steps.append((list(lv.bodies), list(lv.parents), [True] * len(lv.bodies),
-                      [first.get(i, -1) for i in range(len(lv.bodies))]))
-        for local, joints in lv.slots[1:]:
-            steps.append((list(lv.bodies[local]), list(lv.bodies[local]), [False] * len(local), list(joints)))
-    width = max((len(st[0]) for st in steps), default=0)
-    pad = lambda xs, v: xs + [v] * (width - len(xs))                     # noqa: E731
-    arr = lambda i, v, t: np.asarray([pad(st[i], v) for st in steps], t).reshape(len(steps), width)  # noqa: E731
-    return PoseSteps(arr(0, nbody, np.int32), arr(1, 0, np.int32), arr(2, False, bool), arr(3, -1, np.int32))
-
-
 def _tree_blocks(ancestor: np.ndarray) -> tuple:
     """The dof ranges [start, stop) of the kinematic trees when each tree's dofs are contiguous (the
     mass matrix is then block diagonal, one block per tree), else one range over every dof; () for
@@ -181,3 +167,27 @@ def _tree_blocks(ancestor: np.ndarray) -> tuple:
     if len(set(root[s] for s in starts)) != len(starts):       # a tree's dofs come back later: one block
         return ((0, nv),)
     return tuple(zip(starts, starts[1:] + [nv]))
+
+
+def _pose_steps(levels, nbody: int) -> PoseSteps:
+    """`levels` rearranged as `PoseSteps`: per level one step that places every body and applies the
+    first joint slot, then one step per further slot."""
+    width = max((len(lv.bodies) for lv in levels), default=0)
+    start, src, place, jnt = [], [], [], []
+    for lv in levels:
+        first = int(lv.bodies[0])
+        rows = first + np.arange(width)
+        real = np.arange(width) < len(lv.bodies)
+        for k in range(max(1, len(lv.slots))):
+            joint = np.full(width, -1)
+            if lv.slots:
+                local, joints = lv.slots[k]
+                joint[local] = joints
+            start.append(first)
+            src.append(np.where(real, np.r_[lv.parents, np.zeros(width - len(lv.bodies), int)], rows)
+                       if k == 0 else rows)
+            place.append(real & (k == 0))
+            jnt.append(joint)
+    shape = (len(start), width)
+    return PoseSteps(np.asarray(start, np.int32), np.asarray(src, np.int32).reshape(shape),
+                     np.asarray(place, bool).reshape(shape), np.asarray(jnt, np.int32).reshape(shape))
