@@ -84,6 +84,36 @@ def body_poses(m: Model, q):
     return _walk_steps(m, plan_of(m), q, with_joints=False)[:2]
 
 
+_IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])[:, None]
+_MULTI = {JointKind.BALL, JointKind.FREE}    # joints with more than one coordinate
+
+
+def _joint_slot(ps, qs, qv, value, anchor, axis, is_kind, present, with_axes: bool):
+    """One joint slot applied to k bodies at (ps (k, 3, B), qs (k, 4, B)), the same arithmetic for every
+    kind, the kind choosing by masks (`is_kind(kind)` → (k, 1, 1), static or traced; `present` the
+    kinds that occur): a rotation `qloc` about the anchor and a translation along the axis, or a free
+    joint's pose. qv (k, 7, B): q from each joint's address (ball and free joints read 4 and 7 of
+    them; None when neither occurs); value (k, B): hinge angle or slide offset. Returns the joints'
+    world anchors and axes (None without `with_axes` unless a slide needs it) and the bodies' new
+    positions and orientations."""
+    anchor_w = ps + sm.quat_rotate(qs, anchor)
+    slide = JointKind.SLIDE in present
+    axis_w = sm.quat_rotate(qs, axis) if with_axes or slide else None
+    qloc = jnp.where(is_kind(JointKind.HINGE), sm.axis_angle_quat(axis, value), _IDENTITY)
+    if JointKind.BALL in present:
+        qloc = jnp.where(is_kind(JointKind.BALL), sm.normalize(qv[:, :4]), qloc)
+    new_quat = sm.normalize(sm.quat_mul(qs, qloc))
+    new_pos = anchor_w - sm.quat_rotate(new_quat, anchor)
+    if slide:
+        new_pos = new_pos + axis_w * jnp.where(is_kind(JointKind.SLIDE)[:, 0], value, 0.0)[:, None, :]
+    if JointKind.FREE in present:
+        free = is_kind(JointKind.FREE)
+        new_pos = jnp.where(free, qv[:, :3], new_pos)
+        new_quat = jnp.where(free, sm.normalize(qv[:, 3:]), new_quat)
+        anchor_w = jnp.where(free, new_pos, anchor_w)
+    return anchor_w, axis_w, new_pos, new_quat
+
+
 def _walk_steps(m: Model, p, q, with_joints: bool):
     """The walk as a `lax.scan` over the plan's uniform steps (plan.PoseSteps): the same arithmetic as
     `_walk` (each step rewrites a block of W rows, plan.PoseSteps), one copy of the code
@@ -91,14 +121,15 @@ def _walk_steps(m: Model, p, q, with_joints: bool):
     axes and frame orientations in joint order (njnt, ..., B)."""
     st = p.pose_steps
     dtype, batch, nb, nj = q.dtype, q.shape[-1], m.nbody, m.njnt
-    identity = np.array([1.0, 0.0, 0.0, 0.0])
+    identity = _IDENTITY[:, 0]
     if st.src.size == 0:
         return (jnp.zeros((nb, 3, batch), dtype),
-                jnp.broadcast_to(jnp.asarray(identity[:, None], dtype), (nb, 4, batch)), None, None, None)
+                jnp.broadcast_to(jnp.asarray(_IDENTITY, dtype), (nb, 4, batch)), None, None, None)
     has = st.jnt >= 0
     j = np.maximum(st.jnt, 0)
     kinds = np.where(has, np.asarray(m.jnt_kind.array)[j], -1)
     masks = {k: kinds == k for k in (JointKind.HINGE, JointKind.SLIDE, JointKind.BALL, JointKind.FREE)}
+    present = {k for k, v in masks.items() if v.any()}
     width = st.src.shape[1]
     body = np.minimum(st.start[:, None] + np.arange(width), nb - 1)
     xs = dict(
@@ -120,30 +151,16 @@ def _walk_steps(m: Model, p, q, with_joints: bool):
         ps = ps + sm.quat_rotate(qs, x["off_pos"][..., None])
         qs = sm.quat_mul(qs, x["off_quat"][..., None])
         qv = jnp.stack([jax.lax.dynamic_slice_in_dim(qpad, i, 7) for i in x["qadr"]])
-        value = qv[:, 0] - x["ref"][:, None]
-        anchor, axis = x["anchor"][..., None], x["axis"][..., None]
-        flag = lambda k: x[k.name][:, None, None]                        # noqa: E731
-        anchor_w = ps + sm.quat_rotate(qs, anchor)
-        slide = masks[JointKind.SLIDE].any()
-        axis_w = sm.quat_rotate(qs, axis) if with_joints or slide else None
-        qloc = jnp.where(flag(JointKind.HINGE), sm.axis_angle_quat(axis, value), identity[:, None])
-        if masks[JointKind.BALL].any():
-            qloc = jnp.where(flag(JointKind.BALL), sm.normalize(qv[:, :4]), qloc)
-        new_quat = sm.normalize(sm.quat_mul(qs, qloc))
-        new_pos = anchor_w - sm.quat_rotate(new_quat, anchor)
-        if slide:
-            new_pos = new_pos + axis_w * jnp.where(x[JointKind.SLIDE.name][:, None], value, 0.0)[:, None, :]
-        if masks[JointKind.FREE].any():
-            new_pos = jnp.where(flag(JointKind.FREE), qv[:, :3], new_pos)
-            new_quat = jnp.where(flag(JointKind.FREE), sm.normalize(qv[:, 3:]), new_quat)
-            anchor_w = jnp.where(flag(JointKind.FREE), new_pos, anchor_w)
+        anchor_w, axis_w, new_pos, new_quat = _joint_slot(
+            ps, qs, qv, qv[:, 0] - x["ref"][:, None], x["anchor"][..., None], x["axis"][..., None],
+            lambda k: x[k.name][:, None, None], present, with_joints)
         has_j = x["has"][:, None, None]
         out = (jax.lax.dynamic_update_slice_in_dim(pos, jnp.where(has_j, new_pos, ps), x["start"], 0),
                jax.lax.dynamic_update_slice_in_dim(quat, jnp.where(has_j, new_quat, qs), x["start"], 0))
         return out, ((anchor_w, axis_w, new_quat) if with_joints else None)
 
     zeros = lambda c: sm.zeros_like_batch((nb + width, c, batch), q)    # noqa: E731  (past nb: scratch)
-    init = (zeros(3), zeros(4) + jnp.asarray(identity[:, None], dtype))
+    init = (zeros(3), zeros(4) + jnp.asarray(_IDENTITY, dtype))
     (pos, quat), ys = jax.lax.scan(step, init, xs)
     if not with_joints:
         return pos[:nb], quat[:nb], None, None, None
@@ -161,9 +178,8 @@ def _walk(m: Model, p, q):
     nq = m.nq
     kinds_all = np.asarray(m.jnt_kind.array)
     adr_all = np.asarray(m.jnt_qpos_adr.array)
-    identity = np.array([1.0, 0.0, 0.0, 0.0])[:, None]
     pos_levels = [jnp.zeros((1, 3, batch), dtype)]
-    quat_levels = [jnp.broadcast_to(jnp.asarray(identity, dtype), (1, 4, batch))]
+    quat_levels = [jnp.broadcast_to(jnp.asarray(_IDENTITY, dtype), (1, 4, batch))]
     j_anchor, j_axis, j_quat = [], [], []
     for lv in p.levels:
         ppos = pos_levels[-1][lv.parent_local]
@@ -176,26 +192,11 @@ def _walk(m: Model, p, q):
             ps, qs = (pos, quat) if full else (pos[local], quat[local])
             kinds = kinds_all[joints]
             adr = adr_all[joints]
-            anchor, axis = sm.c(m.jnt_anchor[joints]), sm.c(m.jnt_axis[joints])
-            anchor_w = ps + sm.quat_rotate(qs, anchor)
-            has_slide = bool(np.any(kinds == JointKind.SLIDE))
-            axis_w = sm.quat_rotate(qs, axis)
-            value = q[adr] - m.jnt_reference[joints][:, None]          # hinge angle / slide offset
-            hinge = (kinds == JointKind.HINGE)[:, None, None]
-            qloc = jnp.where(hinge, sm.axis_angle_quat(axis, value), identity)
-            if np.any(kinds == JointKind.BALL):
-                ball = q[np.minimum(adr[:, None] + np.arange(4), nq - 1)]
-                qloc = jnp.where((kinds == JointKind.BALL)[:, None, None], sm.normalize(ball), qloc)
-            new_quat = sm.normalize(sm.quat_mul(qs, qloc))
-            new_pos = anchor_w - sm.quat_rotate(new_quat, anchor)
-            if has_slide:
-                new_pos = new_pos + axis_w * jnp.where((kinds == JointKind.SLIDE)[:, None], value, 0.0)[:, None, :]
-            if np.any(kinds == JointKind.FREE):
-                free = (kinds == JointKind.FREE)[:, None, None]
-                fq = q[np.minimum(adr[:, None] + np.arange(7), nq - 1)]
-                new_pos = jnp.where(free, fq[:, :3], new_pos)
-                new_quat = jnp.where(free, sm.normalize(fq[:, 3:]), new_quat)
-                anchor_w = jnp.where(free, new_pos, anchor_w)
+            present = set(JointKind(k) for k in kinds.tolist())
+            qv = q[np.minimum(adr[:, None] + np.arange(7), nq - 1)] if present & _MULTI else None
+            anchor_w, axis_w, new_pos, new_quat = _joint_slot(
+                ps, qs, qv, q[adr] - m.jnt_reference[joints][:, None], sm.c(m.jnt_anchor[joints]),
+                sm.c(m.jnt_axis[joints]), lambda k: (kinds == k)[:, None, None], present, True)
             j_anchor.append(anchor_w)
             j_axis.append(axis_w)
             j_quat.append(new_quat)
