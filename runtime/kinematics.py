@@ -5,12 +5,12 @@ output: `Frames`, arrays over bodies, joints and dofs used by the dynamics, cont
 
 The tree is walked one level at a time (plan.py): all bodies of a level are placed at once from their
 parents' poses, then their joints are applied slot by slot (first joints of all bodies, then second
-joints, ...), in the order MuJoCo applies a body's joints. The walk is unrolled for shallow trees
-(`_walk`) and a `lax.scan` over uniform steps for deep ones and for the step's output poses
-(`_walk_steps`, `LOOP_FROM`): the same arithmetic, fewer operations to compile. Every joint kind goes through the same
-arithmetic — a rotation `qloc` about the anchor and a translation along the axis — with the kind
-choosing the values by static masks, so a level costs the same few vector operations whatever its mix
-of joints. A free joint overrides its body's pose with q.
+joints, ...), in the order MuJoCo applies a body's joints. Every joint kind goes through the same
+arithmetic (`_joint_slot`): a rotation `qloc` about the anchor and a translation along the axis, with
+the kind choosing the values by masks, so a slot costs the same few vector operations whatever its
+mix of joints. A free joint overrides its body's pose with q. The walk is unrolled for shallow trees
+(`_walk`), and a `lax.scan` over uniform steps for deeper ones and for the step's output poses
+(`_walk_steps`, `LOOP_FROM`): the same arithmetic, far fewer operations to compile.
 
 Spatial quantities (`cdof`, [angular; linear]) are expressed in a world-aligned frame at a reference
 point per kinematic tree: the tree's centre of mass at the start of the substep, as in MuJoCo's
@@ -32,10 +32,12 @@ from .types import JointKind, Model
 
 # From this many steps of the walk (plan.PoseSteps: a level's first joint slot, then one per further
 # slot), `forward_kinematics` loops over them instead of unrolling them. Looped, the walk is one copy of
-# its code: XLA compile Humanoid (8 steps) 4.11 → 3.46 s, grasp (12) 6.27 → 5.19 s, at the same run
-# speed (×0.99, ×1.01). Shallower trees keep the unrolled walk: looped, Ant (3 steps) ran ×0.94–0.98,
-# fetch (4) ×0.97 and walker2d (6) ×0.96 for at most 0.8 s less compile (scratch A/B, batch 1024).
-LOOP_FROM = 8
+# its code; trace + XLA compile against unrolled, and run speed (scratch A/B in one process, batch 1024,
+# run-to-run spread about ±3%): Humanoid (8 steps) 5.3 → 4.1 s, ×0.98–1.02; grasp (12) 7.7 → 6.1 s,
+# ×0.98–1.01; half_cheetah (6) 3.1 → 2.0 s, ×0.99; hopper (6) 3.3 → 2.3 s, ×0.97; walker2d (6)
+# 3.2 → 2.4 s, ×0.98; UR5e (6) 2.3 → 1.6 s, ×1.06. Shallower trees keep the unrolled walk: looped,
+# Ant (3 steps) ran ×0.94–0.98 and fetch (4) ×0.97 for 0.1–0.4 s less compile.
+LOOP_FROM = 6
 
 
 class Frames(NamedTuple):
