@@ -117,10 +117,10 @@ def _joint_slot(ps, qs, qv, value, anchor, axis, is_kind, present, with_axes: bo
 
 
 def _walk_steps(m: Model, p, q, with_joints: bool):
-    """The walk as a `lax.scan` over the plan's uniform steps (plan.PoseSteps): the same arithmetic as
-    `_walk` (each step rewrites a block of W rows, plan.PoseSteps), one copy of the code
-    whatever the tree's depth. Returns xpos, xquat and, with `with_joints`, the joints' world anchors,
-    axes and frame orientations in joint order (njnt, ..., B)."""
+    """The walk as a `lax.scan` over the plan's uniform steps (plan.PoseSteps), each reading its rows'
+    sources and rewriting a block of W rows: the same arithmetic as `_walk`, with one copy of the
+    code whatever the tree's depth. Returns xpos, xquat and, with `with_joints`, the joints' world
+    anchors, axes and frame orientations in joint order (njnt, ..., B)."""
     st = p.pose_steps
     dtype, batch, nb, nj = q.dtype, q.shape[-1], m.nbody, m.njnt
     identity = _IDENTITY[:, 0]
@@ -148,7 +148,7 @@ def _walk_steps(m: Model, p, q, with_joints: bool):
                                      for i in idx])
 
     def step(carry, x):
-        pos, quat = carry[:2]
+        pos, quat = carry
         ps, qs = rows(pos, x["src"]), rows(quat, x["src"])               # (W, 3, B), (W, 4, B)
         ps = ps + sm.quat_rotate(qs, x["off_pos"][..., None])
         qs = sm.quat_mul(qs, x["off_quat"][..., None])

@@ -7,7 +7,8 @@ into arithmetic without branches or sequential loops:
 
 - `levels`: bodies by tree depth (bodies are ordered breadth-first, so each level is a contiguous range
   and its parents lie in the previous level), with each level's joints grouped by their slot in their
-  body (first joint, second joint, ...), for forward kinematics one level at a time;
+  body (first joint, second joint, ...), for forward kinematics one level at a time; `pose_steps`,
+  the same walk as uniform steps for the looped form of it;
 - `moves` (nbody, nv): 1 where dof d moves body b (d belongs to b or an ancestor), so body velocities
   are one product `moves @ (cdof * qd)`;
 - `subtree` (nbody, nbody): 1 where body c is in the subtree of body b, so composite inertias and
@@ -39,8 +40,9 @@ class PoseSteps(NamedTuple):
     """The level walk as S uniform steps over blocks of W rows (`kinematics._walk_steps`): a level's
     first step places each of its bodies on its parent and applies the body's first joint, each later
     step the next joint slot. A step reads its rows' sources and writes the block of W rows from the
-    level's first body, one write per step: rows past the level's bodies are padding, written over
-    bodies of deeper levels (placed later) or scratch rows past the last body."""
+    level's first body, one write per step. Rows past the level's bodies are padding: they read and
+    write back their own values (bodies of deeper levels, placed by a later step, or scratch rows
+    past the last body), as do the level's bodies that have no joint in the step's slot."""
     start: np.ndarray         # (S,) the level's first body: the step writes rows start … start + W - 1
     src: np.ndarray           # (S, W) row read: the parent when placing, else the row itself
     place: np.ndarray         # (S, W) bool: the row applies its body's offset from the parent
