@@ -123,7 +123,6 @@ def _walk_steps(m: Model, p, q, with_joints: bool):
     anchors, axes and frame orientations in joint order (njnt, ..., B)."""
     st = p.pose_steps
     dtype, batch, nb, nj = q.dtype, q.shape[-1], m.nbody, m.njnt
-    identity = _IDENTITY[:, 0]
     if st.src.size == 0:
         return (jnp.zeros((nb, 3, batch), dtype),
                 jnp.broadcast_to(jnp.asarray(_IDENTITY, dtype), (nb, 4, batch)), None, None, None)
@@ -139,7 +138,7 @@ def _walk_steps(m: Model, p, q, with_joints: bool):
         **{k.name: v for k, v in masks.items()},
         qadr=np.where(has, np.asarray(m.jnt_qpos_adr.array)[j], 0).astype(np.int32),
         off_pos=jnp.where(st.place[..., None], m.body_pos[body], 0.0).astype(dtype),
-        off_quat=jnp.where(st.place[..., None], m.body_quat[body], identity).astype(dtype),
+        off_quat=jnp.where(st.place[..., None], m.body_quat[body], _IDENTITY[:, 0]).astype(dtype),
         anchor=jnp.where(has[..., None], m.jnt_anchor[j], 0.0).astype(dtype),
         axis=jnp.where(has[..., None], m.jnt_axis[j], 0.0).astype(dtype),
         ref=jnp.where(has, m.jnt_reference[j], 0.0).astype(dtype))

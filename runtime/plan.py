@@ -154,7 +154,7 @@ def _plan(key) -> Plan:
 
     return Plan(tuple(levels), moves, subtree, same_tree, before, ancestor,
                 np.asarray(dof_body.array, int), np.asarray(dof_jnt.array, int), dof_axis, dof_rot,
-                dof_slide, dof_trans, jnt_order, _tree_blocks(ancestor), _pose_steps(levels, nbody))
+                dof_slide, dof_trans, jnt_order, _tree_blocks(ancestor), _pose_steps(levels))
 
 
 def _tree_blocks(ancestor: np.ndarray) -> tuple:
@@ -171,7 +171,7 @@ def _tree_blocks(ancestor: np.ndarray) -> tuple:
     return tuple(zip(starts, starts[1:] + [nv]))
 
 
-def _pose_steps(levels, nbody: int) -> PoseSteps:
+def _pose_steps(levels) -> PoseSteps:
     """`levels` rearranged as `PoseSteps`: per level one step that places every body and applies the
     first joint slot, then one step per further slot."""
     width = max((len(lv.bodies) for lv in levels), default=0)

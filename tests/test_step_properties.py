@@ -63,14 +63,13 @@ RANDOMISED_TOL = 1e-5
 
 
 @pytest.mark.parametrize("name", ["ant", "hopper"])
-def test_step_vmapped_over_model_values(compiled, name):
+def test_step_vmapped_over_model_values(name):
     """Model values are leaves, so a batch of models (here masses, body offsets and joint anchors
     scaled per environment) steps in one vmapped call, each environment as its own model alone would.
     Ant's kinematics is the unrolled walk, hopper's the looped one (kinematics.LOOP_FROM)."""
     import dataclasses
 
-    m = compiled[name].model if name in compiled else api.compile(SCENES_DIR / f"{name}.yaml",
-                                                                     measure_jit=False).model
+    m = api.compile(SCENES_DIR / f"{name}.yaml", measure_jit=False).model
     models = [dataclasses.replace(m, body_mass=m.body_mass * k, body_pos=m.body_pos * k,
                                   jnt_anchor=m.jnt_anchor * k) for k in (0.7, 1.0, 1.4)]
     batched = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *models)
