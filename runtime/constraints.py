@@ -69,6 +69,19 @@ def has_constraints(m: Model) -> bool:
     return bool(len(m.pair_groups)) or bool(np.any(np.asarray(m.jnt_limited.array)))
 
 
+def solver_row_floats(m: Model) -> int:
+    """Floats per environment that each of the solver's sweeps reads: J and W = J·M⁻¹ of the contact
+    slots (3 rows of nv each) and W of the limit rows (a hinge or slide row's J is a unit row; beside a
+    limited ball joint every limit row is dense, J and W)."""
+    candidates = sum(len(g.geom1) * g.ncon for g in m.pair_groups)
+    slots = min(m.contact_budget, candidates) if m.contact_budget > 0 else candidates
+    limited = np.asarray(m.jnt_limited.array)
+    limits = int(np.count_nonzero(limited))
+    limits = min(m.limit_budget, limits) if m.limit_budget > 0 else limits
+    dense = np.any(limited & (np.asarray(m.jnt_kind.array) == JointKind.BALL))
+    return (2 * 3 * slots + (2 if dense else 1) * limits) * m.nv
+
+
 def _soft(tc, dr, h):
     omega = 1.0 / (tc * dr)
     a1 = 2.0 * dr + h * omega

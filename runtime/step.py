@@ -95,8 +95,7 @@ def _advance_batch(m: Model, q, qd, ctrl):
     that each tile's working set stays in the core's cache (Ant: 84k → 97k physics steps/s at batch
     1024, 66k → 93k at 4096)."""
     batch = q.shape[0]
-    largest_tree = max((hi - lo for lo, hi in plan_of(m).tree_blocks), default=0)
-    tile = _tile(batch, largest_tree, q.dtype.itemsize)
+    tile = _tile(batch, tile_cap(m, q.dtype.itemsize))
     if tile == batch:
         return tuple(jnp.moveaxis(x, -1, 0) for x in _advance(m, q.T, qd.T, ctrl.T))
     n = batch // tile
@@ -162,25 +161,39 @@ def _advance(m: Model, q0, qd0, ctrl):
 
 
 TILE = 128   # environments per tile of a large batch (see `_tile`)
-# Bytes the mass matrix's elimination (an (n, n + 1) matrix per environment for a tree of n dofs,
-# dynamics.inverse_by_tree) may take per tile; a scene with a larger tree gets a smaller tile. The
-# elimination streams that matrix once per dof, so it has to stay in a core's L2 (2 MiB here) beside
-# everything else: grasp (a 39-dof tree, 0.8 MB at 128 environments; 1.06 MB for its 45 dofs before
-# the inverse went tree by tree) ran 1.42× as fast with tiles of 64, Humanoid (nv 23, 0.28 MB at 128)
-# 0.96× and fetch (nv 16) 0.92× as fast with 64 (`python tools/ablate.py SCENE tile=64`).
+# Bytes per tile that each of two streamed working sets may take; a scene with a larger one gets a
+# smaller tile (`tile_cap`). Both stages read their array once per pass, many passes per substep, so
+# it has to stay in a core's L2 beside everything else:
+# - the mass matrix's elimination, an (n, n + 1) matrix per environment for a tree of n dofs
+#   (dynamics.inverse_by_tree), read once per dof: grasp (a 39-dof tree, 0.8 MB at 128 environments)
+#   ran 1.42× as fast with tiles of 64, Humanoid (nv 23, 0.28 MB at 128) 0.96× and fetch (nv 16) 0.92×
+#   as fast with 64, on a machine with 2 MiB of L2 per core;
+# - the solver's rows (constraints.solver_row_floats: J and W of the contact slots), read once per
+#   iteration: on a machine with 1 MiB of L2 per core, Humanoid (9.6 kB per environment: 1.2 MB at
+#   128) ran 1.28× as fast with tiles of 64, grasp (10.8 kB: 0.69 MB at 64) 1.07× slower with 32, and
+#   Ant (3.1 kB) and fetch (3.7 kB) 1.12× and 1.07× slower with 64 than with 128.
+# (`python tools/ablate.py SCENE --batch 1024 tile=32 tile=64`.)
 _INVERSE_BYTES = 640 << 10
+_SOLVER_BYTES = 768 << 10
 
 
-def _tile(batch: int, n: int = 0, itemsize: int = 4) -> int:
-    """How many environments `step` advances at a time: all of them up to the tile; above, the largest
-    divisor of the batch not above it, unless that is under TILE/4 (a batch with no good divisor
-    runs whole). The tile is TILE, or less where the elimination's matrix for a tree of n dofs
-    would outgrow _INVERSE_BYTES (never under TILE/4). Tiles are for a CPU core's cache: on another backend (a GPU)
-    the batch runs whole, since a loop over tiles would leave most of the GPU idle and launch every
-    kernel once per tile."""
+def tile_cap(m: Model, itemsize: int = 4) -> int:
+    """The most environments per tile for `m` (see _INVERSE_BYTES, _SOLVER_BYTES): TILE, or fewer where
+    a working set would outgrow its budget, never under TILE/4."""
+    n = max((hi - lo for lo, hi in plan_of(m).tree_blocks), default=0)
     cap = TILE
-    if n:
-        cap = min(TILE, max(TILE // 4, _INVERSE_BYTES // (itemsize * n * (n + 1))))
+    for floats, budget in ((n * (n + 1), _INVERSE_BYTES), (constraints.solver_row_floats(m), _SOLVER_BYTES)):
+        if floats:
+            cap = min(cap, max(TILE // 4, budget // (itemsize * floats)))
+    return cap
+
+
+def _tile(batch: int, cap: int = TILE) -> int:
+    """How many environments `step` advances at a time: all of them up to `cap` (`tile_cap`); above,
+    the largest divisor of the batch not above it, unless that is under TILE/4 (a batch with no good
+    divisor runs whole). Tiles are for a CPU core's cache: on another backend (a GPU) the batch runs
+    whole, since a loop over tiles would leave most of the GPU idle and launch every kernel once per
+    tile."""
     if batch <= cap or jax.default_backend() != "cpu":
         return batch
     best = max(d for d in range(1, cap + 1) if batch % d == 0)

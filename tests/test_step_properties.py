@@ -4,6 +4,9 @@ finite gradients through a rollout (through contacts too)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -11,6 +14,7 @@ import pytest
 
 from scenec.compiler import api
 from scenec.runtime import step as rstep
+from scenec.runtime.types import JointKind
 
 from conftest import SCENES_DIR
 from jaxpr_util import BRANCHING, primitives
@@ -104,16 +108,48 @@ def test_batched_step_equals_vmap_and_single(compiled, name):
 
 
 def test_tile_sizes():
-    # Batches above TILE run in tiles of the largest divisor not above it, unless that is too small.
+    # Batches above the cap run in tiles of the largest divisor not above it, unless that is too small.
     assert rstep._tile(1) == 1 and rstep._tile(100) == 100
     assert rstep._tile(4096) == 128 and rstep._tile(1000) == 125 and rstep._tile(320) == 80
     assert rstep._tile(1021) == 1021                       # prime: no tiling
-    # many dofs: tiles small enough that the mass matrix's elimination stays in cache
-    assert rstep._tile(4096, n=23) == 128                 # Humanoid: 4·23·24·128 B = 0.28 MB fits
-    assert rstep._tile(4096, n=45) == 64                  # grasp: 1.06 MB at 128, 0.53 MB at 64
-    assert rstep._tile(4096, n=45, itemsize=8) == 32      # float64 doubles the bytes
-    assert rstep._tile(4096, n=400) == 32                 # never under TILE/4
-    assert rstep._tile(100, n=45) == 50                   # a batch above the cap is tiled too
+    assert rstep._tile(4096, 82) == 64 and rstep._tile(100, 72) == 50
+
+
+class _Scene(NamedTuple):
+    """The fields `tile_cap` reads, without compiling a scene."""
+    tree_dofs: int
+    slots: int                       # contact slots after the budget
+    limits: int                      # limited hinges
+    nv: int
+
+
+def _fake_model(s: _Scene, monkeypatch):
+    class Group(NamedTuple):
+        geom1: tuple
+        ncon: int
+
+    class Array(NamedTuple):
+        array: np.ndarray
+
+    m = SimpleNamespace(pair_groups=(Group((0,) * s.slots, 1),), contact_budget=0, limit_budget=0, nv=s.nv,
+                        jnt_limited=Array(np.ones(s.limits, bool)),
+                        jnt_kind=Array(np.full(s.limits, int(JointKind.HINGE))))
+    monkeypatch.setattr(rstep, "plan_of", lambda _m: SimpleNamespace(tree_blocks=((0, s.tree_dofs),)))
+    return m
+
+
+@pytest.mark.parametrize("scene, itemsize, cap", [
+    # Humanoid: solver rows (2·3·16 + 8)·23 floats = 9.6 kB; 768 KiB / 9.6 kB = 82 (the elimination's
+    # 23·24 floats alone would allow 128)
+    (_Scene(23, 16, 8, 23), 4, 82),
+    # grasp-like: a 39-dof tree's 39·40 floats = 6.2 kB → 105; 10 slots over 45 dofs, 10.8 kB → 72
+    (_Scene(39, 10, 0, 45), 4, 72),
+    (_Scene(39, 10, 0, 45), 8, 36),                    # float64 doubles the bytes
+    (_Scene(14, 8, 8, 14), 4, 128),                    # Ant: 3.1 kB per environment fits at 128
+    (_Scene(400, 0, 0, 400), 4, 32),                   # never under TILE/4
+])
+def test_tile_cap_follows_the_working_sets(scene, itemsize, cap, monkeypatch):
+    assert rstep.tile_cap(_fake_model(scene, monkeypatch), itemsize) == cap
 
 
 def test_tiles_are_for_the_cpu_only(monkeypatch):

@@ -12,7 +12,8 @@ scene's any more: these figures say what a part costs, not how the scene behaves
 Three edits change how the step is written, not the model (the physics stays the scene's, up to
 rounding): `unroll=N` sweeps N contact blocks or limit rows per loop iteration at every batch size
 (runtime/constraints.py `_UNROLL`, `UNROLL_FROM`; a large N unrolls the sweep fully), `tile=N` sets
-the CPU's tile of environments (runtime/step.py `TILE`), `limit_group=N` the rows per fused chain of
+the CPU's tile of environments (at most N: runtime/step.py `tile_cap`, in place of its sizing by the
+scene's working sets), `limit_group=N` the rows per fused chain of
 the limit sweep (`_LIMIT_GROUP`). They are set while the variant is traced. On a GPU, where each loop
 iteration is a kernel launch, `unroll=` is the first thing to try:
 
@@ -34,7 +35,7 @@ INT_FIELDS = ("solver_iterations", "contact_budget", "limit_budget", "substeps")
 
 # edit -> the (module, constant) pairs it sets while the variant is traced
 CODE_EDITS = {"unroll": (("constraints", "_UNROLL"), ("constraints", "UNROLL_FROM")),
-              "tile": (("step", "TILE"),), "limit_group": (("constraints", "_LIMIT_GROUP"),)}
+              "tile": (("step", "tile_cap"),), "limit_group": (("constraints", "_LIMIT_GROUP"),)}
 
 
 def edited(m, spec: str):
@@ -51,8 +52,11 @@ def edited(m, spec: str):
             if not value.isdigit() or int(value) < 1:
                 raise SystemExit(f"ablate: {key}= takes a positive integer, not {value!r}")
             for target in CODE_EDITS[key]:
-                # UNROLL_FROM = 1: the unroll applies at every batch size
-                code[target] = 1 if target[1] == "UNROLL_FROM" else int(value)
+                # UNROLL_FROM = 1: the unroll applies at every batch size; tile_cap: N for every scene
+                if target[1] == "tile_cap":
+                    code[target] = lambda _m, _itemsize=4, n=int(value): n
+                else:
+                    code[target] = 1 if target[1] == "UNROLL_FROM" else int(value)
         elif key == "drop":
             gone = set(value.split("+"))
             unknown = gone - {g.kernel for g in m.pair_groups}
