@@ -92,6 +92,14 @@ def inverse_by_tree(m: Model, mass, tau):
     return jnp.concatenate(rows), jnp.concatenate(qacc)
 
 
+# Elimination steps per iteration of the column loop: 0 chooses by size, two steps from a block of
+# _INVERSE_UNROLL_FROM dofs up (grasp's 39-dof hand: ×1.11 and ×1.06 in two runs of `python
+# tools/ablate.py scenes/grasp.yaml inverse_unroll=2`), else one (two ran Ant, fetch and hopper 2–6%
+# slower, Humanoid's 23 dofs as fast).
+INVERSE_UNROLL = 0
+_INVERSE_UNROLL_FROM = 32
+
+
 def inverse_spd(a, b=None):
     """Inverse of symmetric positive-definite matrices (n, n, B) by Gauss–Jordan elimination without
     pivoting (an SPD matrix's pivots are positive), one rank-1 update per column: no LAPACK call, so
@@ -120,7 +128,8 @@ def inverse_spd(a, b=None):
         a = jnp.where(on_col[None], 0.0, a) - col[:, None, :] * row[None, :, :]
         return jnp.where(on_row[:, :, None], row[None], a), None
 
-    a, _ = jax.lax.scan(eliminate, a, jnp.arange(n))
+    unroll = INVERSE_UNROLL or (2 if n >= _INVERSE_UNROLL_FROM else 1)
+    a, _ = jax.lax.scan(eliminate, a, jnp.arange(n), unroll=unroll)
     return a if b is None else (a[:, :n], a[:, n])
 
 

@@ -1,4 +1,4 @@
-"""tools/ablate.py's code edits (unroll=, tile=, limit_group=) change how the step is written, not what
+"""tools/ablate.py's code edits (unroll=, tile=, limit_group=, inverse_unroll=) change how the step is written, not what
 it computes: a variant's rollout equals the base's up to float32 rounding, and the runtime's constants
 are restored after the variant is traced."""
 
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from scenec.compiler import api
-from scenec.runtime import constraints
+from scenec.runtime import constraints, dynamics
+from scenec.runtime import step as rstep
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Unrolling regroups the same float32 operations inside XLA's fusions; over 3 control steps of a box
@@ -37,3 +38,18 @@ def test_code_edits_keep_the_physics_and_restore_the_constants():
     np.testing.assert_allclose(q_edit, q_base, atol=Q_TOL)
     with pytest.raises(SystemExit, match="positive integer"):
         ablate.edited(base, "unroll=0")
+
+
+def test_tile_and_inverse_edits_keep_the_physics_and_restore_the_runtime():
+    # tile=32 splits a batch of 64 into two tiles (one device per half on a 2-core host: 32 each, so
+    # batch 128 to be sure of two tiles per device); inverse_unroll=2 takes two elimination steps per
+    # loop iteration.
+    ablate = _ablate()
+    base = api.compile(ROOT / "scenes" / "box_on_plane.yaml", measure_jit=False).model
+    model, code = ablate.edited(base, "tile=32,inverse_unroll=2")
+    assert code[("dynamics", "INVERSE_UNROLL")] == 2 and code[("step", "tile_cap")](base) == 32
+    before = (rstep.tile_cap, dynamics.INVERSE_UNROLL)
+    q_base = np.asarray(ablate.rollout(base, 128, 3)()[0].q)
+    q_edit = np.asarray(ablate.rollout(model, 128, 3, code)()[0].q)
+    assert (rstep.tile_cap, dynamics.INVERSE_UNROLL) == before
+    np.testing.assert_allclose(q_edit, q_base, atol=Q_TOL)
