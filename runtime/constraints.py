@@ -62,6 +62,11 @@ _LIMIT_GROUP = 4
 # From this many rows up, `_smallest` keeps groups of about √n rows (Humanoid's 189 contact candidates:
 # 2.1× faster than one pass over all rows per round; at 64 rows about the same).
 _GROUPED_FROM = 100
+# Rounds of the grouped choice per loop iteration: two ran Humanoid's step 2–3% faster in two runs of
+# `python tools/ablate.py scenes/humanoid.yaml select_unroll=2` (its 16 of 189 rows alone: 36 → 25 µs
+# per 64 environments); sixteen ran it 2% slower. Below _GROUPED_FROM a round per iteration stays
+# (Ant's 8 of 25 rows: ×0.99 with two, ×0.98 fully unrolled).
+_GROUPED_UNROLL = 2
 _TINY = 1e-12                 # guards 1/A for empty rows (the limits' tangent rows)
 
 
@@ -398,7 +403,7 @@ def _smallest(key, k):
         heads = (jnp.where(here, nxt_key, head_key), jnp.where(here, nxt_row, head_row))
         return heads, jnp.minimum(sel * g + row, n - 1)
 
-    return jax.lax.scan(next_row, heads, None, length=k)[1]
+    return jax.lax.scan(next_row, heads, None, length=k, unroll=_GROUPED_UNROLL)[1]
 
 
 def _next_smallest(key, last_key, last_row):
