@@ -75,27 +75,109 @@ def mass_matrix(m: Model, f: Frames, cinert, diag_extra):
 
 
 def inverse_by_tree(m: Model, mass, tau):
-    """(M⁻¹ (nv, nv, B), M⁻¹·τ (nv, B)) with each tree's block inverted on its own (`inverse_spd`):
-    dofs of different trees share no entry of M, so M⁻¹ is block diagonal too, and eliminating one
-    tree's columns changes no entry of another's. Grasp (a 39-dof hand and a 6-dof object): 0.65 of
-    the 45-dof elimination's multiply-adds."""
+    """(M⁻¹ (nv, nv, B), M⁻¹·τ (nv, B)) with each tree's block inverted on its own: dofs of different
+    trees share no entry of M, so M⁻¹ is block diagonal too, and eliminating one tree's columns changes
+    no entry of another's. Grasp (a 39-dof hand and a 6-dof object): 0.65 of the 45-dof elimination's
+    multiply-adds. A tree of BRANCHES_FROM dofs or more whose root chain branches is inverted branch by
+    branch (`_inverse_by_branches`), any other whole (`inverse_spd`)."""
     blocks = plan_of(m).tree_blocks
-    if len(blocks) == 1:
-        return inverse_spd(mass, tau)
+    parent = np.asarray(m.dof_parent_id.array)
     batch, dtype = mass.shape[2:], mass.dtype
     rows, qacc = [], []
     for lo, hi in blocks:
-        inv, acc = inverse_spd(mass[lo:hi, lo:hi], tau[lo:hi])
+        split = branches(parent[lo:hi] - lo) if hi - lo >= BRANCHES_FROM else None
+        a, b = mass[lo:hi, lo:hi], tau[lo:hi]
+        inv, acc = _inverse_by_branches(a, b, *split) if split else inverse_spd(a, b)
+        if len(blocks) == 1:
+            return inv, acc
         rows.append(jnp.concatenate([jnp.zeros((hi - lo, lo) + batch, dtype), inv,
                                      jnp.zeros((hi - lo, m.nv - hi) + batch, dtype)], axis=1))
         qacc.append(acc)
     return jnp.concatenate(rows), jnp.concatenate(qacc)
 
 
+# A tree of this many dofs or more whose root chain branches is inverted branch by branch. Against the
+# whole elimination (`python tools/ablate.py SCENE --batch 1024 branches_from=1`, this session's
+# machine): grasp (39 dofs) ran ×1.17 and compiled 0.5 s slower; below, the gain did not pay for the
+# compile time: Humanoid (23) ×1.07 for +0.8 s of trace and XLA compile (3.3 → 4.1 s, over its 4 s
+# target), Ant (14) ×1.03 for +0.6 s (2.4 → 3.0 s), fetch (16) ×0.97, half_cheetah (9) ×1.03.
+BRANCHES_FROM = 32
+
+
+def branches(parent) -> tuple | None:
+    """A tree's root chain and its branches, from each dof's parent dof (-1 at the root; dofs in
+    depth-first order, parents first): (r, ((start, stop), ...)) with dofs [0, r) the chain from the
+    root down to the first dof with two or more children, and each branch the contiguous range of one
+    child's subtree; None for a chain without branches."""
+    n = len(parent)
+    children = [[] for _ in range(n)]
+    for d in range(1, n):
+        if parent[d] >= 0:
+            children[parent[d]].append(d)
+    d = 0
+    while len(children[d]) == 1:
+        d = children[d][0]
+    if len(children[d]) < 2 or any(parent[k] != k - 1 for k in range(1, d + 1)):
+        return None
+    heads = children[d]
+    spans = tuple(zip(heads, heads[1:] + [n]))
+    for start, stop in spans:              # each branch must be exactly the subtree of its head
+        for k in range(start + 1, stop):
+            if not (start <= parent[k] < k):
+                return None
+    return d + 1, spans
+
+
+def _matmul(a, b):
+    """(p, q, B) @ (q, s, B) as one elementwise chain over q."""
+    return sum(a[:, k, None, :] * b[k][None] for k in range(a.shape[1]))
+
+
+def _inverse_by_branches(a, tau, r, spans):
+    """(M⁻¹, M⁻¹·τ) of one tree's block a (n, n, B) whose dofs [0, r) are the root chain and whose
+    `spans` are branches that share no entry of M with each other (block elimination, the Schur
+    complement on the root chain):
+        X_i = M_ii⁻¹ M_iR, S = M_RR − Σ_i M_Ri X_i,
+        (M⁻¹)_RR = S⁻¹, (M⁻¹)_iR = −X_i S⁻¹, (M⁻¹)_ij = δ_ij M_ii⁻¹ + X_i S⁻¹ X_jᵀ.
+    Branches of one size are eliminated together, side by side in the batch axis. Grasp's hand (a
+    3-dof root chain and four 9-dof fingers): 9.4k multiply-adds per environment against 61k for the
+    whole 39-dof elimination, and 12 elimination steps in a row instead of 39.
+
+    Each block of M⁻¹ is its own product, joined by concatenation: one product over all the branches
+    at once, or sums as reductions, ran 1.2–1.9× slower (XLA fused the product into W = J·M⁻¹ and
+    evaluated it again for every constraint row)."""
+    batch = a.shape[-1]
+    by_size = {}
+    for i, (s, e) in enumerate(spans):
+        by_size.setdefault(e - s, []).append(i)
+    inv, X, y = [None] * len(spans), [None] * len(spans), [None] * len(spans)
+    cat = lambda parts: jnp.concatenate(parts, axis=-1)                  # noqa: E731  (side by side)
+    for idx in by_size.values():
+        block_inv, sol = inverse_spd(
+            cat([a[spans[i][0]:spans[i][1], spans[i][0]:spans[i][1]] for i in idx]),
+            cat([jnp.concatenate([a[spans[i][0]:spans[i][1], :r], tau[spans[i][0]:spans[i][1], None]], axis=1)
+                 for i in idx]))
+        for j, i in enumerate(idx):
+            lanes = slice(j * batch, (j + 1) * batch)
+            inv[i], X[i], y[i] = block_inv[..., lanes], sol[:, :r, lanes], sol[:, r, lanes]
+    m_ir = [a[s:e, :r] for s, e in spans]
+    schur = a[:r, :r] - sum(_matmul(jnp.swapaxes(mi, 0, 1), xi) for mi, xi in zip(m_ir, X))
+    t_root = tau[:r] - sum(_matmul(jnp.swapaxes(mi, 0, 1), yi[:, None])[:, 0] for mi, yi in zip(m_ir, y))
+    s_inv, acc_root = inverse_spd(schur, t_root)
+    Y = [_matmul(xi, s_inv) for xi in X]                                 # X_i S⁻¹ (b_i, r, B)
+    acc = [yi - _matmul(xi, acc_root[:, None])[:, 0] for xi, yi in zip(X, y)]
+    rows = [jnp.concatenate([s_inv] + [-jnp.swapaxes(yi, 0, 1) for yi in Y], axis=1)]
+    for i, yi in enumerate(Y):
+        rows.append(jnp.concatenate([-yi] + [_matmul(yi, jnp.swapaxes(xj, 0, 1)) + (inv[i] if i == j else 0.0)
+                                             for j, xj in enumerate(X)], axis=1))
+    return jnp.concatenate(rows), jnp.concatenate([acc_root] + acc)
+
+
 # Elimination steps per iteration of the column loop: 0 chooses by size, two steps from a block of
-# _INVERSE_UNROLL_FROM dofs up (grasp's 39-dof hand: ×1.11 and ×1.06 in two runs of `python
-# tools/ablate.py scenes/grasp.yaml inverse_unroll=2`), else one (two ran Ant, fetch and hopper 2–6%
-# slower, Humanoid's 23 dofs as fast).
+# _INVERSE_UNROLL_FROM dofs up, else one. Measured on grasp's 39-dof hand when it was eliminated whole
+# (×1.11 and ×1.06 in two runs of `python tools/ablate.py scenes/grasp.yaml inverse_unroll=2`); two
+# ran Ant, fetch and hopper 2–6% slower, Humanoid's 23 dofs as fast. Since the hand goes branch by
+# branch (BRANCHES_FROM), no shipped scene eliminates a block this large: a long chain would.
 INVERSE_UNROLL = 0
 _INVERSE_UNROLL_FROM = 32
 
@@ -105,8 +187,8 @@ def inverse_spd(a, b=None):
     pivoting (an SPD matrix's pivots are positive), one rank-1 update per column: no LAPACK call, so
     it vectorises across the batch.
 
-    With right-hand sides b (n, B), returns (A⁻¹, A⁻¹·b): b rides along as an extra column of the
-    elimination, which costs one column more and needs no product with A⁻¹ afterwards.
+    With right-hand sides b (n, B), or several (n, k, B), returns (A⁻¹, A⁻¹·b): b rides along as extra
+    columns of the elimination, which cost a column each and need no product with A⁻¹ afterwards.
 
     The columns are a `lax.scan` (dynamic column index), not an unrolled loop: the result then leaves
     a loop, so XLA materialises it instead of fusing the last elimination step into every reader of
@@ -114,7 +196,8 @@ def inverse_spd(a, b=None):
     times fewer operations to compile."""
     n = a.shape[0]
     if b is not None:
-        a = jnp.concatenate([a, b[:, None, :]], axis=1)                   # (n, n + 1, B)
+        many = b.ndim == a.ndim                                           # columns (n, k, B), or one (n, B)
+        a = jnp.concatenate([a, b if many else b[:, None, :]], axis=1)    # (n, n + k, B)
     rows, cols = jnp.arange(n), jnp.arange(a.shape[1])
 
     def eliminate(a, k):
@@ -130,7 +213,7 @@ def inverse_spd(a, b=None):
 
     unroll = INVERSE_UNROLL or (2 if n >= _INVERSE_UNROLL_FROM else 1)
     a, _ = jax.lax.scan(eliminate, a, jnp.arange(n), unroll=unroll)
-    return a if b is None else (a[:, :n], a[:, n])
+    return a if b is None else (a[:, :n], a[:, n:] if many else a[:, n])
 
 
 def bias_forces(m: Model, f: Frames, cvel, cdof_dot, cinert, gravity, qd):

@@ -40,7 +40,8 @@ INT_FIELDS = ("solver_iterations", "contact_budget", "limit_budget", "substeps")
 CODE_EDITS = {"unroll": (("constraints", "_UNROLL"), ("constraints", "UNROLL_FROM")),
               "tile": (("step", "tile_cap"),), "limit_group": (("constraints", "_LIMIT_GROUP"),),
               "inverse_unroll": (("dynamics", "INVERSE_UNROLL"),),
-              "select_unroll": (("constraints", "_GROUPED_UNROLL"),)}
+              "select_unroll": (("constraints", "_GROUPED_UNROLL"),),
+              "branches_from": (("dynamics", "BRANCHES_FROM"),)}
 
 
 def edited(m, spec: str):
