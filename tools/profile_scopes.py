@@ -8,6 +8,10 @@ mass_matrix, constraints, integration, outputs); the constraint stage names its 
 select, jacobians, rows_times_minv, limit_rows, iterations). Each line is a scope's share of the thunk
 time summed over all devices, and its thunk count per control step.
 
+The last line is the time XLA's worker threads are busy, and how much of it the thunks above fill; the
+rest is the thunk executor between them (dispatch, loop control) and the profiler's own cost, which
+the shares leave out (Humanoid at batch 1024: 68% in thunks).
+
 Read the shares with tools/ablate.py beside them: a thunk profile charges loop control and the
 profiler's own cost per thunk to the thunks themselves, so work made of many small thunks (the
 solver's iterations) looks larger here than what switching it off saves.
@@ -43,6 +47,19 @@ def scope_of(op_name: str) -> str:
     if "_uniform" in op_name or "random" in op_name:
         return "(the rollout's random actions)"
     return "(loops, tiles, device split)"
+
+
+def covered(intervals) -> float:
+    """Total length of the union of (start, end) intervals."""
+    total, start, end = 0.0, None, None
+    for s, e in sorted(intervals):
+        if end is None or s > end:
+            if end is not None:
+                total += end - start
+            start, end = s, e
+        else:
+            end = max(end, e)
+    return total + (end - start if end is not None else 0.0)
 
 
 def main(argv=None) -> int:
@@ -92,6 +109,21 @@ def main(argv=None) -> int:
           f"{total / per_step / 1000:.1f} ms (all devices), {sum(count.values()) / per_step:,.0f} thunks")
     for key, t in time.most_common():
         print(f"  {key:32s} {100 * t / total:5.1f}%  {count[key] / per_step:8,.0f} thunks")
+    # The shares above are of leaf-thunk time. XLA's worker threads also spend time between thunks
+    # (the executor: dispatch, loop control), which the shares leave out.
+    workers = {(e["pid"], e["tid"]) for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
+               and "Eigen" in e.get("args", {}).get("name", "")}
+    by_thread = {}
+    for e in events:
+        if e.get("ph") == "X" and (e["pid"], e["tid"]) in workers:
+            by_thread.setdefault((e["pid"], e["tid"]), []).append(e)
+    if by_thread:
+        busy = sum(covered([(e["ts"], e["ts"] + e["dur"]) for e in evs]) for evs in by_thread.values())
+        leaf = sum(covered([(e["ts"], e["ts"] + e["dur"]) for e in evs
+                            if e.get("name") in op_name and e.get("name") not in loops])
+                   for evs in by_thread.values())
+        print(f"  (XLA's worker threads: busy {busy / per_step / 1000:.1f} ms per control step, "
+              f"{100 * leaf / busy:.0f}% of it in the thunks above, the rest between them)")
     return 0
 
 
