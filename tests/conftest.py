@@ -26,6 +26,16 @@ CATALOGUE_DIR = pathlib.Path(__file__).resolve().parent / "catalogue"
 SCENE_PATHS = sorted(SCENES_DIR.glob("*.yaml"))
 
 
+def load_tool(name: str):
+    """tools/<name>.py as a module (the tools are scripts, not part of the package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> pathlib.Path:
     return ROOT

@@ -2,7 +2,6 @@
 it computes: a variant's rollout equals the base's up to float32 rounding, and the runtime's constants
 are restored after the variant is traced."""
 
-import importlib.util
 import pathlib
 
 import numpy as np
@@ -12,6 +11,8 @@ from scenec.compiler import api
 from scenec.runtime import constraints, dynamics
 from scenec.runtime import step as rstep
 
+from conftest import load_tool
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Unrolling regroups the same float32 operations inside XLA's fusions; over 3 control steps of a box
 # resting on a plane the positions agree to well under a micrometre.
@@ -19,10 +20,7 @@ Q_TOL = 1e-5
 
 
 def _ablate():
-    spec = importlib.util.spec_from_file_location("ablate", ROOT / "tools" / "ablate.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("ablate")
 
 
 def test_code_edits_keep_the_physics_and_restore_the_constants():

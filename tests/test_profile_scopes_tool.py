@@ -1,17 +1,11 @@
 """tools/profile_scopes.py's interval union, which measures how much of the worker threads' busy time
 the thunks fill: overlapping and nested intervals count once, gaps not at all."""
 
-import importlib.util
-import pathlib
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from conftest import load_tool
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("profile_scopes", ROOT / "tools" / "profile_scopes.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("profile_scopes")
 
 
 def test_covered_counts_each_instant_once():

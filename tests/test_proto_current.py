@@ -7,7 +7,6 @@ the protoc version that wrote the Python code. Regenerate with `python tools/gen
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 
 import pytest
@@ -15,14 +14,13 @@ from google.protobuf import descriptor_pb2
 
 from scenec.schema import scene_pb2
 
+from conftest import load_tool
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def _gen_proto():
-    spec = importlib.util.spec_from_file_location("gen_proto", ROOT / "tools" / "gen_proto.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("gen_proto")
 
 
 def _normalized(file: descriptor_pb2.FileDescriptorProto) -> descriptor_pb2.FileDescriptorProto:
