@@ -128,6 +128,24 @@ def branches(parent) -> tuple | None:
     return d + 1, spans
 
 
+def elimination_floats(m: Model) -> int:
+    """Floats per environment of the largest matrix `inverse_by_tree` eliminates at once: a whole tree's
+    (n, n + 1), or for a tree taken branch by branch its branches of one size side by side,
+    (b, b + r + 1) each, and the root chain's (r, r + 1)."""
+    parent = np.asarray(m.dof_parent_id.array)
+    largest = 0
+    for lo, hi in plan_of(m).tree_blocks:
+        n = hi - lo
+        split = branches(parent[lo:hi] - lo) if n >= BRANCHES_FROM else None
+        if split is None:
+            largest = max(largest, n * (n + 1))
+            continue
+        r, spans = split
+        sizes = [e - s for s, e in spans]
+        largest = max([largest, r * (r + 1)] + [sizes.count(b) * b * (b + r + 1) for b in set(sizes)])
+    return largest
+
+
 def _matmul(a, b):
     """(p, q, B) @ (q, s, B) as one elementwise chain over q."""
     return sum(a[:, k, None, :] * b[k][None] for k in range(a.shape[1]))

@@ -28,7 +28,6 @@ import numpy as np
 
 from . import constraints, dynamics, kinematics
 from . import math as sm
-from .plan import plan_of
 from .types import JointKind, Model, State
 
 
@@ -164,8 +163,8 @@ TILE = 128   # environments per tile of a large batch (see `_tile`)
 # Bytes per tile that each of two streamed working sets may take; a scene with a larger one gets a
 # smaller tile (`tile_cap`). Both stages read their array once per pass, many passes per substep, so
 # it has to stay in a core's L2 beside everything else:
-# - the mass matrix's elimination, an (n, n + 1) matrix per environment for a tree of n dofs
-#   (dynamics.inverse_by_tree), read once per dof: grasp (a 39-dof tree, 0.8 MB at 128 environments)
+# - the mass matrix's elimination (dynamics.elimination_floats: an (n, n + 1) matrix per environment
+#   for a tree of n dofs eliminated whole), read once per dof: grasp (a 39-dof tree, 0.8 MB at 128 environments)
 #   ran 1.42× as fast with tiles of 64, Humanoid (nv 23, 0.28 MB at 128) 0.96× and fetch (nv 16) 0.92×
 #   as fast with 64, on a machine with 2 MiB of L2 per core;
 # - the solver's rows (constraints.solver_row_floats: J and W of the contact slots), read once per
@@ -180,9 +179,9 @@ _SOLVER_BYTES = 768 << 10
 def tile_cap(m: Model, itemsize: int = 4) -> int:
     """The most environments per tile for `m` (see _INVERSE_BYTES, _SOLVER_BYTES): TILE, or fewer where
     a working set would outgrow its budget, never under TILE/4."""
-    n = max((hi - lo for lo, hi in plan_of(m).tree_blocks), default=0)
     cap = TILE
-    for floats, budget in ((n * (n + 1), _INVERSE_BYTES), (constraints.solver_row_floats(m), _SOLVER_BYTES)):
+    for floats, budget in ((dynamics.elimination_floats(m), _INVERSE_BYTES),
+                           (constraints.solver_row_floats(m), _SOLVER_BYTES)):
         if floats:
             cap = min(cap, max(TILE // 4, budget // (itemsize * floats)))
     return cap

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from scenec.compiler import api
+from scenec.runtime import constraints
 from scenec.runtime import step as rstep
 from scenec.runtime.types import JointKind
 
@@ -133,9 +134,20 @@ def _fake_model(s: _Scene, monkeypatch):
 
     m = SimpleNamespace(pair_groups=(Group((0,) * s.slots, 1),), contact_budget=0, limit_budget=0, nv=s.nv,
                         jnt_limited=Array(np.ones(s.limits, bool)),
-                        jnt_kind=Array(np.full(s.limits, int(JointKind.HINGE))))
-    monkeypatch.setattr(rstep, "plan_of", lambda _m: SimpleNamespace(tree_blocks=((0, s.tree_dofs),)))
+                        jnt_kind=Array(np.full(s.limits, int(JointKind.HINGE))),
+                        dof_parent_id=Array(np.arange(s.tree_dofs) - 1))     # a chain: eliminated whole
+    monkeypatch.setattr(rstep.dynamics, "plan_of", lambda _m: SimpleNamespace(tree_blocks=((0, s.tree_dofs),)))
     return m
+
+
+def test_tile_cap_follows_the_elimination_actually_run():
+    # grasp's 39-dof hand goes branch by branch (a 3-dof chain, four 9-dof fingers side by side):
+    # 4·9·13 = 468 floats, not the whole tree's 39·40 = 1560; its tile is then set by the solver's rows.
+    from scenec.runtime import dynamics
+
+    grasp = api.compile(SCENES_DIR / "grasp.yaml", measure_jit=False).model
+    assert dynamics.elimination_floats(grasp) == 4 * 9 * (9 + 3 + 1)
+    assert rstep.tile_cap(grasp) == (768 << 10) // (4 * constraints.solver_row_floats(grasp))
 
 
 @pytest.mark.parametrize("scene, itemsize, cap", [
