@@ -7,6 +7,11 @@ set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 10
 - `--xla_cpu_experimental_ynn_fusion_type=` (empty: no YNNPACK fusions; jaxlib 0.10 and later): the
   reductions and small products it takes over run 1.2–1.6× slower than XLA's own loops here, with
   the batch as the fastest-varying axis;
+- `--xla_cpu_prefer_vector_width=512`, only on a CPU with AVX-512 (`has_avx512`): XLA's loops then
+  take 16 environments per vector instruction instead of 8. On a 2-core AMD EPYC with AVX-512, batch
+  1024, one process per run: Humanoid 191k → 215k physics steps/s, Ant 662k → 730k, half_cheetah and
+  hopper ×1.19, fetch ×1.12, grasp ×1.05; compile time unchanged. XLA's default stays 256 elsewhere
+  (unmeasured here; some older Intel parts lower their clock for 512-bit work);
 - `--xla_force_host_platform_device_count=N`, N the CPU cores this process may use (or
   SCENEC_HOST_DEVICES): one XLA CPU device per core, and `step` splits a large batch over them
   (step.py, `split_devices`). One XLA CPU device runs scenec's step on one core in effect (taskset to a
@@ -49,8 +54,23 @@ def cpu_backend_expected() -> bool:
         return False
 
 
+def has_avx512(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """Whether this CPU has AVX-512 (the `avx512f` flag in Linux's /proc/cpuinfo; False where that
+    file is missing or unreadable)."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return "avx512f" in line.split(":", 1)[-1].split()
+    except OSError:
+        return False
+    return False
+
+
 def _defaults():
     flags = {"--xla_cpu_use_fusion_emitters": "false"}
+    if has_avx512():
+        flags["--xla_cpu_prefer_vector_width"] = "512"
     try:
         from importlib.metadata import version
 

@@ -42,3 +42,22 @@ def test_importing_the_runtime_sets_flags_only_for_the_cpu(platforms, expect_fla
     assert ("--xla_cpu_use_fusion_emitters=false" in flags) is expect_flags
     if not expect_flags:
         assert flags == ""
+
+
+def test_avx512_is_read_from_the_cpu_flags(tmp_path):
+    # /proc/cpuinfo's "flags" line, as Linux writes it (one per core; the first decides)
+    wide = tmp_path / "wide"
+    wide.write_text("processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx2 fma avx512f avx512dq\n")
+    narrow = tmp_path / "narrow"
+    narrow.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 fma avx512_vnni_lookalike\n")
+    assert runtime.has_avx512(str(wide)) is True
+    assert runtime.has_avx512(str(narrow)) is False            # a longer name is not the flag
+    assert runtime.has_avx512(str(tmp_path / "missing")) is False
+
+
+@pytest.mark.parametrize("avx512", [True, False])
+def test_wide_vectors_only_where_the_cpu_has_them(monkeypatch, avx512):
+    monkeypatch.setattr(runtime, "has_avx512", lambda *a: avx512)
+    flags = runtime._defaults()
+    assert (flags.get("--xla_cpu_prefer_vector_width") == "512") is avx512
+    assert ("--xla_cpu_prefer_vector_width" in flags) is avx512
