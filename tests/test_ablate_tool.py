@@ -1,4 +1,4 @@
-"""tools/ablate.py's code edits (unroll=, tile=, limit_group=, inverse_unroll=) change how the step is written, not what
+"""tools/ablate.py's code edits (unroll=, tile=, limit_group=, inverse_unroll=, unrolled_up_to=) change how the step is written, not what
 it computes: a variant's rollout equals the base's up to float32 rounding, and the runtime's constants
 are restored after the variant is traced."""
 
@@ -26,13 +26,15 @@ def _ablate():
 def test_code_edits_keep_the_physics_and_restore_the_constants():
     ablate = _ablate()
     base = api.compile(ROOT / "scenes" / "box_on_plane.yaml", measure_jit=False).model
-    model, code = ablate.edited(base, "unroll=64,limit_group=2")
+    # unrolled_up_to=1: the box's 4 contact blocks go through the loop (the base: straight-line code)
+    model, code = ablate.edited(base, "unroll=64,limit_group=2,unrolled_up_to=1")
     assert code == {("constraints", "_UNROLL"): 64, ("constraints", "UNROLL_FROM"): 1,
-                    ("constraints", "_LIMIT_GROUP"): 2}
-    before = (constraints._UNROLL, constraints.UNROLL_FROM, constraints._LIMIT_GROUP)
+                    ("constraints", "_LIMIT_GROUP"): 2, ("constraints", "_UNROLLED_UP_TO"): 1}
+    before = (constraints._UNROLL, constraints.UNROLL_FROM, constraints._LIMIT_GROUP, constraints._UNROLLED_UP_TO)
     q_base = np.asarray(ablate.rollout(base, 4, 3)()[0].q)
     q_edit = np.asarray(ablate.rollout(model, 4, 3, code)()[0].q)
-    assert (constraints._UNROLL, constraints.UNROLL_FROM, constraints._LIMIT_GROUP) == before
+    assert (constraints._UNROLL, constraints.UNROLL_FROM, constraints._LIMIT_GROUP,
+            constraints._UNROLLED_UP_TO) == before
     np.testing.assert_allclose(q_edit, q_base, atol=Q_TOL)
     with pytest.raises(SystemExit, match="positive integer"):
         ablate.edited(base, "unroll=0")

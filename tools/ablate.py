@@ -9,7 +9,7 @@ Each VARIANT is comma-separated edits of the compiled model: `field=N` sets one 
 those collision kernels, `limits=off` removes every joint limit. The physics of a variant is not the
 scene's any more: these figures say what a part costs, not how the scene behaves.
 
-Six edits change how the step is written, not the model (the physics stays the scene's, up to
+Seven edits change how the step is written, not the model (the physics stays the scene's, up to
 rounding): `unroll=N` sweeps N contact blocks or limit rows per loop iteration at every batch size
 (runtime/constraints.py `_UNROLL`, `UNROLL_FROM`; a large N unrolls the sweep fully), `tile=N` sets
 the CPU's tile of environments (at most N: runtime/step.py `tile_cap`, in place of its sizing by the
@@ -18,7 +18,8 @@ scene's working sets), `limit_group=N` the rows per fused chain of the limit swe
 (runtime/dynamics.py `INVERSE_UNROLL`), `select_unroll=N` the rounds per loop iteration of the
 grouped choice of each environment's closest rows (constraints.py `_GROUPED_UNROLL`), and
 `branches_from=N` the size of tree from which the mass matrix is inverted branch by branch
-(dynamics.py `BRANCHES_FROM`). They are set while the variant is traced. On a GPU, where each loop
+(dynamics.py `BRANCHES_FROM`), and `unrolled_up_to=N` the most contact blocks a sweep visits in
+straight-line code rather than a loop (constraints.py `_UNROLLED_UP_TO`). They are set while the variant is traced. On a GPU, where each loop
 iteration is a kernel launch, `unroll=` is the first thing to try:
 
     python tools/ablate.py scenes/ant.yaml --batch 16384 unroll=4 unroll=64 (A per-thunk
@@ -42,7 +43,8 @@ CODE_EDITS = {"unroll": (("constraints", "_UNROLL"), ("constraints", "UNROLL_FRO
               "tile": (("step", "tile_cap"),), "limit_group": (("constraints", "_LIMIT_GROUP"),),
               "inverse_unroll": (("dynamics", "INVERSE_UNROLL"),),
               "select_unroll": (("constraints", "_GROUPED_UNROLL"),),
-              "branches_from": (("dynamics", "BRANCHES_FROM"),)}
+              "branches_from": (("dynamics", "BRANCHES_FROM"),),
+              "unrolled_up_to": (("constraints", "_UNROLLED_UP_TO"),)}
 
 
 def edited(m, spec: str):
