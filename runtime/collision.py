@@ -68,6 +68,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import math as sm
 from .collision_data import ConvexData, HeightFieldData, box_mesh_triangles, convex_mesh_data
 
 
@@ -269,15 +270,23 @@ def _closest_segments(a0, a1, b0, b1, axis=-1):
     d1, d2, r = a1 - a0, b1 - b0, a0 - b0
     a, e, b = _dot(d1, d1, axis), _dot(d2, d2, axis), _dot(d1, d2, axis)
     c, f = _dot(d1, r, axis), _dot(d2, r, axis)
-    denom = a * e - b * b
-    skew = denom > PARALLEL_SIN2 * a * e
-    s_skew = jnp.clip(_div(b * f - c * e, jnp.where(skew, denom, 0.0)), 0.0, 1.0)
-    sb0, sb1 = _div(-c, a), _div(b - c, a)              # b0 and b1 projected on a's line
-    lo = jnp.clip(jnp.minimum(sb0, sb1), 0.0, 1.0)
-    hi = jnp.clip(jnp.maximum(sb0, sb1), 0.0, 1.0)
-    s = jnp.where(skew, s_skew, 0.5 * (lo + hi))
-    t = jnp.clip(_div(b * s + f, e), 0.0, 1.0)
-    s = jnp.clip(_div(b * t - c, a), 0.0, 1.0)
+
+    def params(a, e, b, c, f):
+        denom = a * e - b * b
+        skew = denom > PARALLEL_SIN2 * a * e
+        s_skew = jnp.clip(_div(b * f - c * e, jnp.where(skew, denom, 0.0)), 0.0, 1.0)
+        sb0, sb1 = _div(-c, a), _div(b - c, a)              # b0 and b1 projected on a's line
+        lo = jnp.clip(jnp.minimum(sb0, sb1), 0.0, 1.0)
+        hi = jnp.clip(jnp.maximum(sb0, sb1), 0.0, 1.0)
+        s = jnp.where(skew, s_skew, 0.5 * (lo + hi))
+        t = jnp.clip(_div(b * s + f, e), 0.0, 1.0)
+        s = jnp.clip(_div(b * t - c, a), 0.0, 1.0)
+        return s, t
+
+    if jnp.ndim(a) >= 1:        # the batched kernels: (npair, *batch); written in halves (math.by_halves)
+        s, t = sm.by_halves(lambda rows: params(*(x[rows] for x in (a, e, b, c, f))), jnp.shape(a)[0])
+    else:
+        s, t = params(a, e, b, c, f)
     return s, t, a0 + jnp.expand_dims(s, axis) * d1, b0 + jnp.expand_dims(t, axis) * d2
 
 

@@ -57,8 +57,8 @@ _UNROLL = 2
 UNROLL_FROM = 16
 # Up to this many contact blocks, each sweep visits them in straight-line code instead of a loop: no
 # loop control, no per-block write of λ into a stacked array (λ is carried block by block), three
-# kernels per block. Each block's new velocity is written as two halves joined (`_fresh`) and held
-# apart from the next block's kernels by an optimization barrier. Batch 1024, `python tools/ablate.py
+# kernels per block. Each block's new velocity is written as two halves joined (`math.by_halves`),
+# and held apart from the next block's kernels by an optimization barrier. Batch 1024, `python tools/ablate.py
 # SCENE unrolled_up_to=16` against the loop: grasp (4 blocks) 1.2× as fast, compile +0.3 s; Ant and
 # fetch (8) 1.04–1.09×, hopper and walker2d (14) 1.10×, half_cheetah (16) 1.07×, Humanoid (16)
 # 1.02–1.05×, but each block adds three kernels to compile (+0.3 s for Ant, +0.55 s for half_cheetah
@@ -364,20 +364,6 @@ def _limit_system(m: Model, q, minv, bias_of, unroll):
     return k, sweep
 
 
-def _fresh(rows_of, n):
-    """rows_of(slice(0, n)), computed as two halves joined: an (n, B) update of a vector that dies here.
-
-    XLA's CPU backend writes an elementwise result over an operand that dies there. LLVM vectorizes
-    the fused loop only behind a run-time check that its output overlaps none of its inputs, so the
-    in-place update runs the loop's scalar copy (the unrolled contact sweep: 2.4–2.6 µs per block
-    update against 0.8 µs, 64 environments, `tools/profile_scopes.py`). A loop that reads the operand
-    through slices cannot write over it, and takes a new buffer."""
-    if n < 2:
-        return rows_of(slice(0, n))
-    half = n // 2
-    return jnp.concatenate([rows_of(slice(0, half)), rows_of(slice(half, n))])
-
-
 def _inverse_or_zero(a):
     """1/a where a > _TINY, else 0 (empty rows)."""
     return jnp.where(a > _TINY, 1.0 / jnp.where(a > _TINY, a, 1.0), 0.0)
@@ -510,8 +496,8 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         new = jnp.concatenate([ln[None], lt * on])
         step = new - lam
         if unrolled:
-            return _fresh(lambda rows: qd_vec[rows] + Wb[0, rows] * step[0] + Wb[1, rows] * step[1]
-                          + Wb[2, rows] * step[2], m.nv), new
+            return sm.by_halves(lambda rows: qd_vec[rows] + Wb[0, rows] * step[0] + Wb[1, rows] * step[1]
+                                + Wb[2, rows] * step[2], m.nv), new
         return qd_vec + Wb[0] * step[0] + Wb[1] * step[1] + Wb[2] * step[2], new
 
     # --- joint limits: one row each --------------------------------------------------------------

@@ -335,3 +335,17 @@ def test_straight_line_sweep_equals_the_loop(name, settle, monkeypatch):
     force, force_loop = np.asarray(straight.contact_force), np.asarray(looped.contact_force)
     np.testing.assert_allclose(force, force_loop, atol=SWEEP_FORCE_REL * np.max(np.abs(force_loop)))
     assert np.sum(np.any(force != 0, axis=(1, 2))) >= 4              # contacts in play in most envs
+
+
+def test_by_halves_gives_the_one_piece_result():
+    # math.by_halves computes rows_of(slice(0, n)) in two joined halves (so that XLA gives the result a
+    # buffer of its own); the values are the one-piece ones exactly: the same operations on each row.
+    from scenec.runtime import math as sm
+
+    rng = np.random.default_rng(0)
+    a, b = (jnp.asarray(rng.normal(size=(7, 16)), jnp.float32) for _ in range(2))
+    one = lambda rows: (a[rows] * b[rows] + 1.0, jnp.sqrt(jnp.abs(a[rows])))      # noqa: E731
+    for got, want in zip(jax.jit(lambda: sm.by_halves(one, 7))(), one(slice(0, 7))):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    single = sm.by_halves(lambda rows: a[rows], 1)                   # one row: nothing to split
+    np.testing.assert_array_equal(np.asarray(single), np.asarray(a[:1]))

@@ -9,18 +9,20 @@ Each VARIANT is comma-separated edits of the compiled model: `field=N` sets one 
 those collision kernels, `limits=off` removes every joint limit. The physics of a variant is not the
 scene's any more: these figures say what a part costs, not how the scene behaves.
 
-Seven edits change how the step is written, not the model (the physics stays the scene's, up to
+Eight edits change how the step is written, not the model (the physics stays the scene's, up to
 rounding): `unroll=N` sweeps N contact blocks or limit rows per loop iteration at every batch size
 (runtime/constraints.py `_UNROLL`, `UNROLL_FROM`; a large N unrolls the sweep fully), `tile=N` sets
 the CPU's tile of environments (at most N: runtime/step.py `tile_cap`, in place of its sizing by the
 scene's working sets), `limit_group=N` the rows per fused chain of the limit sweep (`_LIMIT_GROUP`),
 `inverse_unroll=N` the elimination steps per iteration of the mass matrix's inverse
 (runtime/dynamics.py `INVERSE_UNROLL`), `select_unroll=N` the rounds per loop iteration of the
-grouped choice of each environment's closest rows (constraints.py `_GROUPED_UNROLL`), and
+grouped choice of each environment's closest rows (constraints.py `_GROUPED_UNROLL`),
 `branches_from=N` the size of tree from which the mass matrix is inverted branch by branch
-(dynamics.py `BRANCHES_FROM`), and `unrolled_up_to=N` the most contact blocks a sweep visits in
-straight-line code rather than a loop (constraints.py `_UNROLLED_UP_TO`). They are set while the variant is traced. On a GPU, where each loop
-iteration is a kernel launch, `unroll=` is the first thing to try:
+(dynamics.py `BRANCHES_FROM`), `unrolled_up_to=N` the most contact blocks a sweep visits in
+straight-line code rather than a loop (constraints.py `_UNROLLED_UP_TO`), and `in_place=1` computes
+the results `math.by_halves` splits in one piece again (which XLA may then write over an
+operand). They are set while the variant is traced. On a GPU, where each loop iteration is a kernel
+launch, `unroll=` is the first thing to try:
 
     python tools/ablate.py scenes/ant.yaml --batch 16384 unroll=4 unroll=64 (A per-thunk
 profile charges loop control and dispatch to whatever runs next: it put Ant's joint-limit loop at 21%
@@ -44,7 +46,8 @@ CODE_EDITS = {"unroll": (("constraints", "_UNROLL"), ("constraints", "UNROLL_FRO
               "inverse_unroll": (("dynamics", "INVERSE_UNROLL"),),
               "select_unroll": (("constraints", "_GROUPED_UNROLL"),),
               "branches_from": (("dynamics", "BRANCHES_FROM"),),
-              "unrolled_up_to": (("constraints", "_UNROLLED_UP_TO"),)}
+              "unrolled_up_to": (("constraints", "_UNROLLED_UP_TO"),),
+              "in_place": (("math", "by_halves"),)}
 
 
 def edited(m, spec: str):
@@ -64,6 +67,8 @@ def edited(m, spec: str):
                 # UNROLL_FROM = 1: the unroll applies at every batch size; tile_cap: N for every scene
                 if target[1] == "tile_cap":
                     code[target] = lambda _m, _itemsize=4, n=int(value): n
+                elif target[1] == "by_halves":    # in_place=1: one loop, which XLA may write in place
+                    code[target] = lambda rows_of, n: rows_of(slice(0, n))
                 else:
                     code[target] = 1 if target[1] == "UNROLL_FROM" else int(value)
         elif key == "drop":
