@@ -258,6 +258,8 @@ def _closest_on_segment(a, b, p, axis=-1):
     """Parameter t in [0, 1] and point of segment a-b closest to p (broadcasting over leading axes)."""
     d = b - a
     t = jnp.clip(_div(_dot(p - a, d, axis), _dot(d, d, axis)), 0.0, 1.0)
+    if axis == XYZ and jnp.ndim(t) >= 1:   # the batched kernels: the point in halves (math.by_halves)
+        return t, sm.by_halves(lambda rows: a[rows] + t[None] * d[rows], jnp.shape(d)[0])
     return t, a + jnp.expand_dims(t, axis) * d
 
 
