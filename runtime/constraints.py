@@ -359,7 +359,9 @@ def _limit_system(m: Model, q, minv, bias_of, unroll):
             new = jax.lax.optimization_barrier(jnp.stack(new))
             step[start:] = list(new - lam[start:start + len(new)])
             groups.append(new)
-        return qd_vec + sum(W[i] * step[i] for i in range(k)), jnp.concatenate(groups)
+        # In halves (math.by_halves): written over qd_vec, the loop would run scalar.
+        return (sm.by_halves(lambda rows: qd_vec[rows] + sum(W[i, rows] * step[i] for i in range(k)), m.nv),
+                jnp.concatenate(groups))
 
     return k, sweep
 

@@ -59,9 +59,11 @@ def by_halves(rows_of, n):
     vectorizes the fused loop only behind a run-time check that its output overlaps none of its
     inputs, so an in-place result runs the loop's scalar copy: 2.4–2.6 µs against 0.8 µs for a contact
     block's velocity update (64 environments), and 19 µs for a 52-pair step of the capsules' closest
-    points (`tools/profile_scopes.py`; `python tools/ablate.py SCENE in_place=1` puts the in-place form
-    back). A loop that reads its operands through slices cannot write over them and takes a new buffer;
-    the values are the same."""
+    points (`tools/profile_scopes.py`). A loop that reads its operands through slices cannot write over
+    them and takes a new buffer; the values are the same. Used for the limit sweep's and the
+    straight-line contact sweep's velocity updates and two steps of the segment kernels; against
+    `python tools/ablate.py SCENE --repeats 9 in_place=1` (all of them in one piece again), batch 1024:
+    Ant 1.05×, half_cheetah 1.06×, Humanoid 1.03×, grasp 1.05×."""
     if n < 2:
         return rows_of(slice(0, n))
     half = n // 2
