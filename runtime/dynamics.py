@@ -18,6 +18,8 @@ m (…)) with c the centre of mass relative to the reference point.
 
 from __future__ import annotations
 
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -192,12 +194,23 @@ def _inverse_by_branches(a, tau, r, spans):
 
 
 # Elimination steps per iteration of the column loop: 0 chooses by size, two steps from a block of
-# _INVERSE_UNROLL_FROM dofs up, else one. Measured on grasp's 39-dof hand when it was eliminated whole
-# (×1.11 and ×1.06 in two runs of `python tools/ablate.py scenes/grasp.yaml inverse_unroll=2`); two
-# ran Ant, fetch and hopper 2–6% slower, Humanoid's 23 dofs as fast. Since the hand goes branch by
-# branch (BRANCHES_FROM), no shipped scene eliminates a block this large: a long chain would.
+# `_inverse_unroll_from()` dofs up, else one. Measured with `python tools/ablate.py SCENE --batch 1024
+# --repeats 9 inverse_unroll=2` on a 2-core AMD EPYC:
+# - with XLA's 512-bit vectors (runtime/__init__.py sets them on AVX-512 CPUs), two steps ran faster
+#   from Ant's 14 dofs up, two runs each: Ant ×1.05 and ×1.03, Humanoid (23) ×1.03 and ×1.02, fetch
+#   (16) ×1.03; half_cheetah (9) ×0.97. Fresh-process compile time did not move (Ant 2.46–2.64 s,
+#   Humanoid 3.44–3.74 s either way);
+# - with 256-bit vectors, two steps ran Ant, fetch and hopper 2–6% slower and Humanoid as fast; only a
+#   block of 32 dofs or more gained (grasp's hand when it was eliminated whole: ×1.11 and ×1.06).
 INVERSE_UNROLL = 0
-_INVERSE_UNROLL_FROM = 32
+_INVERSE_UNROLL_FROM = {512: 12, 256: 32}
+
+
+def _inverse_unroll_from() -> int:
+    """The block size from which the elimination takes two steps per iteration, for the vector width
+    XLA's CPU code uses (512 where runtime/__init__.py or the user set it in XLA_FLAGS)."""
+    wide = "--xla_cpu_prefer_vector_width=512" in os.environ.get("XLA_FLAGS", "")
+    return _INVERSE_UNROLL_FROM[512 if wide else 256]
 
 
 def inverse_spd(a, b=None):
@@ -229,7 +242,7 @@ def inverse_spd(a, b=None):
         a = jnp.where(on_col[None], 0.0, a) - col[:, None, :] * row[None, :, :]
         return jnp.where(on_row[:, :, None], row[None], a), None
 
-    unroll = INVERSE_UNROLL or (2 if n >= _INVERSE_UNROLL_FROM else 1)
+    unroll = INVERSE_UNROLL or (2 if n >= _inverse_unroll_from() else 1)
     a, _ = jax.lax.scan(eliminate, a, jnp.arange(n), unroll=unroll)
     return a if b is None else (a[:, :n], a[:, n:] if many else a[:, n])
 

@@ -61,3 +61,14 @@ def test_wide_vectors_only_where_the_cpu_has_them(monkeypatch, avx512):
     flags = runtime._defaults()
     assert (flags.get("--xla_cpu_prefer_vector_width") == "512") is avx512
     assert ("--xla_cpu_prefer_vector_width" in flags) is avx512
+
+
+@pytest.mark.parametrize("flags, size", [("--xla_cpu_prefer_vector_width=512", 12), ("", 32),
+                                         ("--xla_cpu_prefer_vector_width=256", 32)])
+def test_the_elimination_unroll_follows_the_vector_width(monkeypatch, flags, size):
+    # dynamics takes two elimination steps per loop iteration from a smaller block with 512-bit vectors
+    # (measured faster there, slower with 256-bit ones)
+    from scenec.runtime import dynamics
+
+    monkeypatch.setenv("XLA_FLAGS", flags)
+    assert dynamics._inverse_unroll_from() == size
