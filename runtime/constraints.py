@@ -58,12 +58,12 @@ UNROLL_FROM = 16
 # Up to this many contact blocks, each sweep visits them in straight-line code instead of a loop: no
 # loop control, no per-block write of λ into a stacked array (λ is carried block by block), three
 # kernels per block. Each block's new velocity is written as two halves joined (`math.by_halves`),
-# and held apart from the next block's kernels by an optimization barrier. Batch 1024, `python tools/ablate.py
-# SCENE unrolled_up_to=16` against the loop: grasp (4 blocks) 1.2× as fast, compile +0.3 s; Ant and
-# fetch (8) 1.04–1.09×, hopper and walker2d (14) 1.10×, half_cheetah (16) 1.07×, Humanoid (16)
-# 1.02–1.05×, but each block adds three kernels to compile (+0.3 s for Ant, +0.55 s for half_cheetah
-# and Humanoid). Ant's and Humanoid's compile time have targets of their own (issue 7), so only the
-# smallest sweeps take it.
+# and held apart from the next block's kernels by an optimization barrier. Against the loop, batch
+# 1024 (`python tools/ablate.py SCENE unrolled_up_to=16`, or `=1` for the loop): grasp (4 blocks)
+# 1.2× as fast, compile +0.3 s; Ant and fetch (8) 1.04–1.09×, hopper and walker2d (14) 1.10×,
+# half_cheetah (16) 1.07×, Humanoid (16) 1.02–1.05×, but each block adds three kernels to compile
+# (+0.3 s for Ant, +0.55 s for half_cheetah and Humanoid). Ant's and Humanoid's compile time have
+# targets of their own (issue 7), so only the smallest sweeps take it.
 _UNROLLED_UP_TO = 4
 # Limit rows per fused chain of the row-space sweep (`_limit_system`): a chain fused into one loop is
 # re-evaluated in each of its consumers, so longer chains repeat more work; Ant and Humanoid ran as

@@ -164,9 +164,9 @@ TILE = 128   # environments per tile of a large batch (see `_tile`)
 # smaller tile (`tile_cap`). Both stages read their array once per pass, many passes per substep, so
 # it has to stay in a core's L2 beside everything else:
 # - the mass matrix's elimination (dynamics.elimination_floats: an (n, n + 1) matrix per environment
-#   for a tree of n dofs eliminated whole), read once per dof: grasp (a 39-dof tree, 0.8 MB at 128 environments)
-#   ran 1.42× as fast with tiles of 64, Humanoid (nv 23, 0.28 MB at 128) 0.96× and fetch (nv 16) 0.92×
-#   as fast with 64, on a machine with 2 MiB of L2 per core;
+#   for a tree of n dofs eliminated whole), read once per dof: grasp (a 39-dof tree, 0.8 MB at 128
+#   environments) ran 1.42× as fast with tiles of 64, Humanoid (nv 23, 0.28 MB at 128) 0.96× and
+#   fetch (nv 16) 0.92× as fast with 64, on a machine with 2 MiB of L2 per core;
 # - the solver's rows (constraints.solver_row_floats: J and W of the contact slots), read once per
 #   iteration: on a machine with 1 MiB of L2 per core, Humanoid (9.6 kB per environment: 1.2 MB at
 #   128) ran 1.28× as fast with tiles of 64, grasp (10.8 kB: 0.69 MB at 64) 1.07× slower with 32, and
