@@ -349,3 +349,27 @@ def test_by_halves_gives_the_one_piece_result():
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     single = sm.by_halves(lambda rows: a[rows], 1)                   # one row: nothing to split
     np.testing.assert_array_equal(np.asarray(single), np.asarray(a[:1]))
+
+
+def test_the_collector_is_paused_only_while_the_step_runs(compiled, monkeypatch):
+    # step and init pause Python's garbage collector while they run (a faster trace: runtime/step.py
+    # `gc_paused`) and leave it as they found it: on, off, or after an error.
+    import gc
+
+    c = compiled["pendulum"]
+    seen = []
+    original = rstep.split_devices
+    monkeypatch.setattr(rstep, "split_devices", lambda batch: (seen.append(gc.isenabled()), original(batch))[1])
+    s = rstep.init(c.model)
+    assert gc.isenabled()
+    jax.jit(rstep.step)(c.model, s, jnp.zeros(c.model.nu))
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        rstep.step(c.model, s, jnp.zeros(c.model.nu))
+        assert not gc.isenabled()                                    # the caller's choice is kept
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError):
+        rstep.step(c.model, s, jnp.zeros((c.model.nu + 1, 2)))       # an action that cannot broadcast
+    assert gc.isenabled()
