@@ -11,8 +11,10 @@ being measured in the same process (a float32 matrix product). `--json FILE` wri
 `--compare mujoco,mjx,brax` runs the same scene, exported as MJCF (export_mjcf.py), through peer
 engines at each batch size (bench_peers.py: MuJoCo's C engine on all cores, MJX, Brax's generalized,
 positional and spring pipelines), states their timestep and solver settings, and prints our simulated
-seconds per wall second as a ratio to each (above 1: we are faster). Engines that are not installed
-get one line saying so. Example (tools/bench_gpu.sh runs the GPU version):
+seconds per wall second as a ratio to each (above 1: we are faster). A peer whose environments blow
+up at our timestep is run again at half of it, then a quarter (`--stable-halvings`), and its ratio at
+the first timestep where it stays finite is printed below the first (`compare_point`). Engines that
+are not installed get one line saying so. Example (tools/bench_gpu.sh runs the GPU version):
 
     scenec bench scenes/ant.yaml --batch 1,1024 --steps 100 --compare mujoco,mjx,brax --json out.json
 
@@ -41,6 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "mjx, mjx-ours, brax (= brax-generalized, brax-positional, brax-spring)")
     parser.add_argument("--peer-timeout", type=float, default=600.0, metavar="S",
                         help="seconds a peer engine may take at one point before it is stopped (default 600)")
+    parser.add_argument("--stable-halvings", type=int, default=2, metavar="N",
+                        help="a peer that ends with non-finite (or, MuJoCo, reset) environments runs again "
+                             "at half its timestep, up to N times, until none does; its ratio at that "
+                             "stable timestep is reported beside the one at ours (default 2; 0: off)")
     parser.add_argument("--allow-outside", action="store_true")
 
 
@@ -113,11 +119,25 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
     }
 
 
+def unstable(peer: dict) -> bool:
+    """Whether a peer's run went bad: environments that ended non-finite, or that MuJoCo reset."""
+    return bool(peer.get("nonfinite") or peer.get("resets"))
+
+
 def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, repeats: int,
-                  timeout: float) -> list:
+                  timeout: float, halvings: int = 0) -> list:
     """Run each peer engine at our point's batch size; print one line each; return their figures
-    with `ratio` = our sim s per wall s over theirs."""
-    from .bench_peers import run_peer
+    with `ratio` = our sim s per wall s over theirs.
+
+    A ratio against a peer whose environments blew up compares with arithmetic on NaNs, not with a
+    simulation: the issue's figure is simulated seconds per wall second "at a timestep where the scene
+    is stable". So a peer that went bad runs again at half its timestep (twice the physics steps over
+    the same simulated seconds, controls held for the same control steps), up to `halvings` times,
+    until a run ends with every environment finite; that run is the peer's `stable` entry, with its
+    own `ratio`. None when no timestep tried was stable (`stable_tried_down_to` says how far)."""
+    import dataclasses
+
+    from .bench_peers import exports, run_peer
 
     out = []
     for engine in engines:
@@ -129,14 +149,35 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
             out.append({"engine": engine, "error": f"{type(e).__name__}: {msg}"})
             continue
         r["ratio"] = ours["sim_s_per_wall_s"] / r["sim_s_per_wall_s"]
-        its = f"{r['iterations']} it" + (f", ls {r['ls_iterations']}" if "ls_iterations" in r else "")
-        bad = (f", {r['nonfinite']} non-finite" if r.get("nonfinite") else "") + (
-            f", {r['resets']} resets of bad states" if r.get("resets") else "")
-        print(f"         vs {engine:<17} h {r['timestep']:g} s, {r['solver']} {its}: "
-              f"{r['physics_steps_per_s']:>12,.0f} steps/s {r['sim_s_per_wall_s']:>10,.1f} sim s/wall s, "
-              f"compile {r['compile_s']:.1f} s{bad}  -> ours x{r['ratio']:.2f}")
+        print(f"         vs {engine:<17} {_peer_line(r)}")
+        if unstable(r) and halvings > 0:
+            r["stable"] = None
+            for k in range(1, halvings + 1):
+                finer = dataclasses.replace(model, substeps=model.substeps * 2 ** k)
+                try:
+                    s = run_peer(engine, finer, exports(finer), ours["batch"], steps, repeats, timeout=timeout)
+                except Exception as e:   # noqa: BLE001  (reported like a failed peer, the first run kept)
+                    msg = str(e).splitlines()[0] if str(e) else ""
+                    print(f"           {'':<17} at h/{2 ** k}: failed ({type(e).__name__}: {msg})")
+                    r["stable_error"] = f"{type(e).__name__}: {msg}"
+                    break
+                s["ratio"] = ours["sim_s_per_wall_s"] / s["sim_s_per_wall_s"]
+                r["stable_tried_down_to"] = s["timestep"]
+                print(f"           {'':<17} {_peer_line(s)}" + ("" if unstable(s) else "  (stable)"))
+                if not unstable(s):
+                    r["stable"] = s
+                    break
         out.append(r)
     return out
+
+
+def _peer_line(r: dict) -> str:
+    its = f"{r['iterations']} it" + (f", ls {r['ls_iterations']}" if "ls_iterations" in r else "")
+    bad = (f", {r['nonfinite']} non-finite" if r.get("nonfinite") else "") + (
+        f", {r['resets']} resets of bad states" if r.get("resets") else "")
+    return (f"h {r['timestep']:g} s, {r['solver']} {its}: "
+            f"{r['physics_steps_per_s']:>12,.0f} steps/s {r['sim_s_per_wall_s']:>10,.1f} sim s/wall s, "
+            f"compile {r['compile_s']:.1f} s{bad}  -> ours x{r['ratio']:.2f}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,6 +190,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not batches or min(batches) < 1 or args.steps < 1 or args.repeats < 1:
         print("scenec bench: batch sizes, --steps and --repeats must be at least 1", file=sys.stderr)
+        return 2
+    if args.stable_halvings < 0:
+        print("scenec bench: --stable-halvings must be 0 or more", file=sys.stderr)
         return 2
     engines = []
     if args.compare:
@@ -170,7 +214,8 @@ def run(args: argparse.Namespace) -> int:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     results = {"machine": {"devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
                            "peak_gflops_f32_matmul": peak, "cpu_count": os.cpu_count(),
-                           "load_average": list(load)}, "scenes": [], "complete": False}
+                           "load_average": list(load)}, "scenes": [], "complete": False,
+               "stable_halvings": args.stable_halvings}
     print(f"machine: {jax.devices()[0].platform}, jax {jax.__version__}, "
           f"peak {peak:,.1f} GFLOP/s (float32 matmul, measured now), {os.cpu_count()} CPUs, "
           f"load {load[0]:.2f}")
@@ -219,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
                   + (f"  ({p['nonfinite']} non-finite)" if p["nonfinite"] else ""))
             if args.compare:
                 p["peers"] = compare_point(engines, model, xml, p, args.steps, args.repeats,
-                                           args.peer_timeout) if xml else []
+                                           args.peer_timeout, args.stable_halvings) if xml else []
             write_json(args.json, results, entry)      # after every point: a run cut short keeps them
         results["scenes"].append(entry)
     results["complete"] = True

@@ -1,0 +1,77 @@
+"""`scenec bench --compare`'s stable-timestep rerun (compiler/cmd_bench.py `compare_point`): a peer
+whose environments end non-finite runs again at half its timestep until it stays finite, and the
+ratio at that timestep is reported beside the first.
+
+No peer engine runs here: `run_peer` is replaced by a stand-in whose stability depends on the
+timestep it is given (the exported MJCF's, read back), so the test checks the timesteps tried, which
+run is taken as stable and its ratio, against figures worked out by hand."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+
+from scenec.compiler import api, bench_peers, cmd_bench
+
+PENDULUM = pathlib.Path(__file__).resolve().parent.parent / "scenes" / "pendulum.yaml"
+
+
+def fake_peer(stable_below: float, calls: list):
+    """A peer that blows up (every environment non-finite) at timesteps of `stable_below` or more and
+    simulates 1000 physics steps per second whatever its timestep."""
+    def run_peer(engine, model, xml, batch, steps, repeats, seed=0, timeout=0.0):
+        h = float(re.search(r'<option[^>]* timestep="([^"]+)"', xml["PGS"]).group(1))
+        assert h == pytest.approx(float(model.timestep) / model.substeps)   # the export follows the model
+        calls.append(h)
+        return {"engine": engine, "timestep": h, "solver": "PGS", "iterations": 1, "compile_s": 0.0,
+                "physics_steps_per_s": 1000.0, "sim_s_per_wall_s": 1000.0 * h,
+                "nonfinite": batch if h >= stable_below else 0}
+    return run_peer
+
+
+@pytest.fixture(scope="module")
+def pendulum():
+    return api.compile(PENDULUM, measure_jit=False).model
+
+
+def test_an_unstable_peer_is_rerun_at_half_its_timestep_until_it_is_stable(pendulum, monkeypatch):
+    h = float(pendulum.timestep) / pendulum.substeps
+    calls = []
+    monkeypatch.setattr(bench_peers, "run_peer", fake_peer(stable_below=0.3 * h, calls=calls))
+    ours = {"batch": 4, "sim_s_per_wall_s": 2.0}
+    (r,) = cmd_bench.compare_point(["mujoco"], pendulum, bench_peers.exports(pendulum), ours, 3, 1, 60.0,
+                                   halvings=3)
+    # h and h/2 blow up, h/4 is the first below 0.3 h; h/8 is never tried
+    assert calls == pytest.approx([h, h / 2, h / 4])
+    assert r["ratio"] == pytest.approx(2.0 / (1000 * h))
+    assert r["stable"]["timestep"] == pytest.approx(h / 4) and r["stable"]["nonfinite"] == 0
+    assert r["stable"]["ratio"] == pytest.approx(2.0 / (1000 * h / 4))
+
+
+def test_a_peer_never_stable_within_the_halvings_says_how_far_it_was_tried(pendulum, monkeypatch):
+    h = float(pendulum.timestep) / pendulum.substeps
+    calls = []
+    monkeypatch.setattr(bench_peers, "run_peer", fake_peer(stable_below=0.1 * h, calls=calls))
+    (r,) = cmd_bench.compare_point(["mujoco"], pendulum, bench_peers.exports(pendulum),
+                                   {"batch": 4, "sim_s_per_wall_s": 2.0}, 3, 1, 60.0, halvings=2)
+    assert calls == pytest.approx([h, h / 2, h / 4])
+    assert r["stable"] is None and r["stable_tried_down_to"] == pytest.approx(h / 4)
+
+
+def test_a_stable_peer_or_halvings_off_runs_once(pendulum, monkeypatch):
+    h = float(pendulum.timestep) / pendulum.substeps
+    for stable_below, halvings in ((2 * h, 2), (0.1 * h, 0)):
+        calls = []
+        monkeypatch.setattr(bench_peers, "run_peer", fake_peer(stable_below, calls))
+        (r,) = cmd_bench.compare_point(["mujoco"], pendulum, bench_peers.exports(pendulum),
+                                       {"batch": 4, "sim_s_per_wall_s": 2.0}, 3, 1, 60.0, halvings=halvings)
+        assert calls == pytest.approx([h]) and "stable" not in r
+
+
+def test_negative_halvings_is_a_usage_error(capsys):
+    from scenec.compiler.cli import main
+
+    assert main(["bench", str(PENDULUM), "--stable-halvings", "-1"]) == 2
+    assert "--stable-halvings" in capsys.readouterr().err
