@@ -130,8 +130,8 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
     with `ratio` = our sim s per wall s over theirs.
 
     A ratio against a peer whose environments blew up compares with arithmetic on NaNs, not with a
-    simulation: the issue's figure is simulated seconds per wall second "at a timestep where the scene
-    is stable". So a peer that went bad runs again at half its timestep (twice the physics steps over
+    simulation: the figure that counts is simulated seconds per wall second at a timestep where the
+    scene is stable (Brax itself runs its spring and positional Ant at 5 ms, not 10). So a peer that went bad runs again at half its timestep (twice the physics steps over
     the same simulated seconds, controls held for the same control steps), up to `halvings` times,
     until a run ends with every environment finite; that run is the peer's `stable` entry, with its
     own `ratio`. None when no timestep tried was stable (`stable_tried_down_to` says how far)."""
