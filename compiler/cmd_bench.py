@@ -91,7 +91,7 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
         cost = loop_weighted_cost(executable)
     except Exception as e:  # noqa: BLE001  (it re-parses XLA's text through jaxlib internals)
         print(f"  (no FLOPs or bytes at batch {batch}: XLA's loop-weighted cost analysis failed with "
-              f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
+              f"{_first_line(e)})")
         cost = {}
     # A batch split over host devices compiles to one program per device on its share of the batch:
     # its cost counts that share, so the whole batch's is `devices` times it.
@@ -131,44 +131,58 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
 
     A ratio against a peer whose environments blew up compares with arithmetic on NaNs, not with a
     simulation: the figure that counts is simulated seconds per wall second at a timestep where the
-    scene is stable (Brax itself runs its spring and positional Ant at 5 ms, not 10). So a peer that went bad runs again at half its timestep (twice the physics steps over
-    the same simulated seconds, controls held for the same control steps), up to `halvings` times,
-    until a run ends with every environment finite; that run is the peer's `stable` entry, with its
+    scene is stable (Brax itself runs its spring and positional Ant at 5 ms, not 10). So a peer that
+    went bad runs again at half its timestep (twice the physics steps over the same simulated
+    seconds, controls held for the same control steps), up to `halvings` times, until a run ends
+    with every environment finite (`_stable_rerun`); that run is the peer's `stable` entry, with its
     own `ratio`. None when no timestep tried was stable (`stable_tried_down_to` says how far)."""
-    import dataclasses
-
-    from .bench_peers import exports, run_peer
+    from .bench_peers import run_peer
 
     out = []
     for engine in engines:
         try:
             r = run_peer(engine, model, xml, ours["batch"], steps, repeats, timeout=timeout)
         except Exception as e:   # a peer that fails on this model is reported, not fatal
-            msg = str(e).splitlines()[0] if str(e) else ""
-            print(f"         vs {engine}: failed ({type(e).__name__}: {msg})")
-            out.append({"engine": engine, "error": f"{type(e).__name__}: {msg}"})
+            print(f"         vs {engine}: failed ({_first_line(e)})")
+            out.append({"engine": engine, "error": _first_line(e)})
             continue
         r["ratio"] = ours["sim_s_per_wall_s"] / r["sim_s_per_wall_s"]
         print(f"         vs {engine:<17} {_peer_line(r)}")
         if unstable(r) and halvings > 0:
-            r["stable"] = None
-            for k in range(1, halvings + 1):
-                finer = dataclasses.replace(model, substeps=model.substeps * 2 ** k)
-                try:
-                    s = run_peer(engine, finer, exports(finer), ours["batch"], steps, repeats, timeout=timeout)
-                except Exception as e:   # noqa: BLE001  (reported like a failed peer, the first run kept)
-                    msg = str(e).splitlines()[0] if str(e) else ""
-                    print(f"           {'':<17} at h/{2 ** k}: failed ({type(e).__name__}: {msg})")
-                    r["stable_error"] = f"{type(e).__name__}: {msg}"
-                    break
-                s["ratio"] = ours["sim_s_per_wall_s"] / s["sim_s_per_wall_s"]
-                r["stable_tried_down_to"] = s["timestep"]
-                print(f"           {'':<17} {_peer_line(s)}" + ("" if unstable(s) else "  (stable)"))
-                if not unstable(s):
-                    r["stable"] = s
-                    break
+            r.update(_stable_rerun(engine, model, ours, steps, repeats, timeout, halvings))
         out.append(r)
     return out
+
+
+def _stable_rerun(engine: str, model, ours: dict, steps: int, repeats: int, timeout: float,
+                  halvings: int) -> dict:
+    """`compare_point`'s reruns of an unstable peer at h/2, h/4, …: {"stable": the first run with every
+    environment finite, or None; "stable_tried_down_to": the finest timestep run; "stable_error": why
+    a rerun failed, if one did}."""
+    import dataclasses
+
+    from .bench_peers import exports, run_peer
+
+    found = {"stable": None}
+    for k in range(1, halvings + 1):
+        finer = dataclasses.replace(model, substeps=model.substeps * 2 ** k)
+        try:
+            s = run_peer(engine, finer, exports(finer), ours["batch"], steps, repeats, timeout=timeout)
+        except Exception as e:   # noqa: BLE001  (reported like a failed peer; the first run is kept)
+            print(f"           {'':<17} at h/{2 ** k}: failed ({_first_line(e)})")
+            return dict(found, stable_error=_first_line(e))
+        s["ratio"] = ours["sim_s_per_wall_s"] / s["sim_s_per_wall_s"]
+        found["stable_tried_down_to"] = s["timestep"]
+        print(f"           {'':<17} {_peer_line(s)}" + ("" if unstable(s) else "  (stable)"))
+        if not unstable(s):
+            return dict(found, stable=s)
+    return found
+
+
+def _first_line(e: Exception) -> str:
+    """'TypeName: first line of the message'."""
+    msg = str(e).splitlines()[0] if str(e) else ""
+    return f"{type(e).__name__}: {msg}"
 
 
 def _peer_line(r: dict) -> str:

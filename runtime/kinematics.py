@@ -35,7 +35,7 @@ from .types import JointKind, Model
 # its code; trace + XLA compile against unrolled, and run speed (scratch A/B in one process, batch 1024,
 # run-to-run spread about ±3%): Humanoid (8 steps) 5.3 → 4.1 s, ×0.98–1.02; grasp (12) 7.7 → 6.1 s,
 # ×0.98–1.01; half_cheetah (6) 3.1 → 2.0 s, ×0.99; hopper (6) 3.3 → 2.3 s, ×0.97; walker2d (6)
-# 3.2 → 2.4 s, ×0.98; UR5e (6) 2.3 → 1.6 s, ×1.06. From 3 steps since 2026-12-01 (stop 21): fresh
+# 3.2 → 2.4 s, ×0.98; UR5e (6) 2.3 → 1.6 s, ×1.06. From 3 steps on: fresh
 # processes at batch 1024 on a quiet machine, alternating, Ant (3 steps) 2.11–2.13 → 1.73–1.96 s at
 # ×0.96–0.99 run speed, fetch (4) 2.39–2.53 → 2.02–2.04 s at ×0.98: the compile target (Ant
 # under 2 s) against 1–4% of a run speed 2.1× MuJoCo's. Two steps (cartpole, reacher, the pendulums)
