@@ -126,7 +126,9 @@ def test_explain_pairs_dump_ir_dump_jaxpr(tmp_path):
     b = scenec("dump-ir", str(SCENES_DIR / "ant.yaml"), "--after", "topology")
     assert a.returncode == 0 and a.stdout == b.stdout and '"topology"' in a.stdout
     j = scenec("dump-jaxpr", str(SCENES_DIR / "pendulum.yaml"))
-    assert j.returncode == 0 and "scan" in j.stdout and "cond" not in j.stdout and "while" not in j.stdout
+    # (a cond may appear: the last turn of the substep loop, on its counter; test_scenes checks that
+    # no branch depends on a value)
+    assert j.returncode == 0 and "scan" in j.stdout and "while" not in j.stdout
 
 
 def test_run_command(tmp_path):

@@ -21,7 +21,7 @@ from scenec.compiler.cmd_run import rollout_fn
 from scenec.runtime import step as rstep
 
 from conftest import SCENE_PATHS
-from jaxpr_util import BRANCHING, primitives
+from jaxpr_util import data_dependent_branches
 
 RANDOM_BATCH, RANDOM_STEPS = 16, 100          # default run
 FULL_BATCH, FULL_STEPS = 256, 1000            # the issue's check (slow)
@@ -76,14 +76,14 @@ def test_scene_checks_clean_and_says_where_it_comes_from(path):
 
 @pytest.mark.parametrize("path", SCENE_PATHS, ids=IDS)
 def test_scene_step_is_branch_free(path):
-    """No cond, switch or while anywhere in the step, for one environment and under vmap (the
-    batched step takes its own path through the runtime)."""
+    """No data-dependent cond, switch or while anywhere in the step, for one environment and under
+    vmap (the batched step takes its own path through the runtime)."""
     model = compiled(path).model
     state = rstep.init(model)
     single = jax.make_jaxpr(lambda s, a: rstep.step(model, s, a))(state, jnp.zeros((model.nu,), state.q.dtype))
     batched = traced_rollout(path, RANDOM_BATCH, RANDOM_STEPS).jaxpr
     for jaxpr in (single, batched):
-        found = primitives(jaxpr) & BRANCHING
+        found = data_dependent_branches(jaxpr)
         assert not found, f"data-dependent control flow in the step: {sorted(found)}"
 
 

@@ -18,7 +18,7 @@ from scenec.runtime import step as rstep
 from scenec.runtime.types import JointKind
 
 from conftest import SCENES_DIR
-from jaxpr_util import BRANCHING, primitives
+from jaxpr_util import data_dependent_branches, primitives
 
 SCENES = ["pendulum", "double_pendulum", "ball", "box_on_plane", "ant"]
 
@@ -33,13 +33,15 @@ def test_step_is_branch_free(compiled, name):
     c = compiled[name]
     s = c.init()
     u = jnp.zeros(c.model.nu)
-    single = primitives(jax.make_jaxpr(lambda s, a: rstep.step(c.model, s, a))(s, u))
+    single = jax.make_jaxpr(lambda s, a: rstep.step(c.model, s, a))(s, u)
     batch = jax.tree_util.tree_map(lambda x: jnp.stack([x, x]), s)
-    batched = primitives(jax.make_jaxpr(lambda s, a: rstep.step(c.model, s, a))(batch, jnp.zeros((2, c.model.nu))))
-    vmapped = primitives(jax.make_jaxpr(jax.vmap(lambda s, a: rstep.step(c.model, s, a)))(batch, jnp.zeros((2, c.model.nu))))
-    for prims in (single, batched, vmapped):
-        assert not (prims & BRANCHING), sorted(prims & BRANCHING)
-    assert "scan" in single   # substeps and solver iterations are fixed-length scans
+    batched = jax.make_jaxpr(lambda s, a: rstep.step(c.model, s, a))(batch, jnp.zeros((2, c.model.nu)))
+    vmapped = jax.make_jaxpr(jax.vmap(lambda s, a: rstep.step(c.model, s, a)))(batch, jnp.zeros((2, c.model.nu)))
+    grad = jax.make_jaxpr(jax.grad(lambda a: rstep.step(c.model, s, a).q.sum()))(u)
+    for jaxpr in (single, batched, vmapped, grad):
+        found = data_dependent_branches(jaxpr)
+        assert not found, sorted(found)
+    assert "scan" in primitives(single)   # substeps and solver iterations are fixed-length scans
 
 
 def test_no_retrace_for_new_values(compiled):
@@ -170,6 +172,42 @@ def test_tiles_are_for_the_cpu_only(monkeypatch):
     # 32 times over a sliver of the device at batch 4096.
     monkeypatch.setattr(rstep.jax, "default_backend", lambda: "gpu")
     assert rstep._tile(4096) == 4096 and rstep._tile(100) == 100
+
+
+# The step's output poses are the frames at its new q, whichever way they are made: by one more turn of
+# the substep loop that skips the rest of the substep (the CPU), or by a walk after the loop
+# (`OUTPUTS_IN_LOOP` off, as on a GPU). POSE_TOL: the kinematics recomputed from the returned q by the
+# same float32 arithmetic, fused differently (test_kinematics_walks: a few ulps along a chain). The
+# two paths agree to PATH_TOL: the same substeps, float32 rounding grown over one control step (as
+# test_batched_step_equals_vmap_and_single). Semi-implicit Euler and RK4 (the double pendulum's).
+POSE_TOL, PATH_TOL = 2e-6, 2e-5
+
+
+@pytest.mark.parametrize("name, integrator", [("double_pendulum", "euler"), ("double_pendulum", "rk4"),
+                                              ("box_on_plane", "euler"), ("ant", "euler")])
+def test_output_poses_are_the_frames_at_the_new_q(compiled, name, integrator, monkeypatch):
+    import dataclasses
+
+    from scenec.runtime import kinematics
+
+    m = dataclasses.replace(compiled[name].model, integrator=integrator)
+    rng = np.random.default_rng(3)
+    s0 = jax.tree_util.tree_map(lambda x: jnp.stack([x] * 3), rstep.init(m))
+    s0 = s0.replace(qd=s0.qd + jnp.asarray(rng.normal(0, 2.0, s0.qd.shape), s0.qd.dtype))
+    u = jnp.asarray(rng.uniform(-1, 1, (3, m.nu)), s0.q.dtype)
+    runs = {}
+    for in_loop in (True, False):
+        monkeypatch.setattr(rstep, "OUTPUTS_IN_LOOP", in_loop)
+        assert rstep.outputs_in_loop() == in_loop
+        s = jax.jit(lambda s, a: rstep.step(m, s, a))(s0, u)
+        f = jax.jit(lambda q: kinematics.forward_kinematics(m, q))(s.q.T)
+        np.testing.assert_allclose(np.asarray(s.xpos), np.moveaxis(np.asarray(f.xpos), -1, 0), rtol=0, atol=POSE_TOL)
+        np.testing.assert_allclose(np.asarray(s.xquat), np.moveaxis(np.asarray(f.xquat), -1, 0), rtol=0, atol=POSE_TOL)
+        runs[in_loop] = s
+    assert float(jnp.max(jnp.abs(runs[True].q - s0.q))) > 30 * PATH_TOL      # the step moved the bodies
+    for field in ("q", "qd", "xpos", "xquat"):
+        np.testing.assert_allclose(np.asarray(getattr(runs[True], field)), np.asarray(getattr(runs[False], field)),
+                                   rtol=0, atol=PATH_TOL, err_msg=field)
 
 
 def test_tiled_batch_equals_its_parts(compiled):
