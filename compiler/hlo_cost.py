@@ -11,7 +11,12 @@ entry computation) and weighted by the trip count XLA recorded for the loop (`kn
     weighted(C) = cost(C) + Σ over loops w in C of (trip(w)·weighted(body(w)) − cost(body(w)))
 
 since cost(C) already includes each body once. A loop without a known trip count counts once, and
-the result says how many such loops there were.
+the result says how many such loops there were. Loops can sit inside other computations than loop
+bodies, and are weighted there too: a `call` (XLA's CPU backend hoists a small loop into one, see
+runtime/__init__.py) counts its computation once, so it adds weighted − cost of that computation; a
+`conditional` counts the largest of its branches, property by property (XLA's HandleConditional), so
+it adds the largest weighted branch less the largest plain one (the step's substep loop is a cond on
+its counter on a CPU: runtime/step.py, `OUTPUTS_IN_LOOP`).
 
 Where the device's client has no cost analysis (jax's GPU plugin through the PJRT C API answers
 UNIMPLEMENTED), the same optimised module is costed by XLA's CPU cost model instead, and the result
@@ -26,6 +31,9 @@ import re
 _COMPUTATION = re.compile(r"^(ENTRY )?%([\w.\-]+) \(")
 _WHILE = re.compile(r"\bwhile\(.*?body=%([\w.\-]+)")
 _TRIP = re.compile(r'"known_trip_count":\{"n":"(\d+)"\}')
+_CALL = re.compile(r"(?<![\w-])call\(.*?to_apply=%([\w.\-]+)")
+_BRANCHES = re.compile(r"\bconditional\(.*?(?:branch_computations=\{([^}]*)\}"
+                       r"|true_computation=%([\w.\-]+), false_computation=%([\w.\-]+))")
 KEYS = ("flops", "bytes accessed", "transcendentals")
 
 
@@ -95,6 +103,18 @@ def loop_weighted_cost(compiled) -> dict:
         for line in comps.get(name, ()):
             w = _WHILE.search(line)
             if not w:
+                called = _CALL.search(line)
+                branches = None if called else _BRANCHES.search(line)
+                if called:
+                    inner, once = weighted(called.group(1)), cost(called.group(1))
+                    for k in KEYS:
+                        total[k] += inner[k] - once[k]
+                elif branches:
+                    names = ([b.strip().lstrip("%") for b in branches.group(1).split(",")] if branches.group(1)
+                             else [branches.group(2), branches.group(3)])
+                    inner, once = [weighted(b) for b in names], [cost(b) for b in names]
+                    for k in KEYS:
+                        total[k] += max(x[k] for x in inner) - max(x[k] for x in once)
                 continue
             trip = _TRIP.search(line)
             if trip is None:
