@@ -12,6 +12,19 @@ set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 10
   1024, one process per run: Humanoid 191k → 215k physics steps/s, Ant 662k → 730k, half_cheetah and
   hopper ×1.19, fetch ×1.12, grasp ×1.05; compile time unchanged. XLA's default stays 256 elsewhere
   (unmeasured here; some older Intel parts lower their clock for 512-bit work);
+- `--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=300000` (`SMALL_LOOP_BYTES`):
+  XLA's CPU backend runs a program as a sequence of thunks, one per fused operation, and pays for
+  dispatching each; a while loop whose body touches fewer bytes than this threshold (1 kB by default)
+  is compiled into a single kernel instead (a `call` XLA marks `xla_cpu_small_call`). At 300 kB the
+  step's inner loops (solver iterations, contact choice, elimination, kinematic walk) are single
+  kernels for a CPU tile of environments, while the substep and tile loops stay thunks. Fresh
+  processes taken in turn, batch 1024, median ratio of 3 rounds (`python tools/bench_flags.py`):
+  Humanoid ×1.10–1.15, half_cheetah ×1.15–1.29, hopper ×1.15–1.19, fetch ×0.97–1.09, grasp ×1.03,
+  Ant ×0.99–1.29 (this shared machine's speed moved by up to ±30% between rounds), XLA compile time
+  unchanged; at batch 1 Ant ×2.6 and Humanoid ×1.5 as fast, Ant's compile 2.0 → 3.7 s (its
+  whole substep loop is under the threshold there). At 1–3 MB, batch 1 compiles Humanoid's whole
+  substep loop as one kernel too (×3.5 as fast, compile 3.7 → 7.0 s); from 10 MB on, batch 1024
+  does, and its compile time doubles;
 - `--xla_force_host_platform_device_count=N`, N the CPU cores this process may use (or
   SCENEC_HOST_DEVICES): one XLA CPU device per core, and `step` splits a large batch over them
   (step.py, `split_devices`). One XLA CPU device runs scenec's step on one core in effect (taskset to a
@@ -28,6 +41,8 @@ names the CPU first, or when it is unset and no accelerator plugin is installed 
 """
 
 import os as _os
+
+SMALL_LOOP_BYTES = 300_000   # XLA's small-while-loop threshold (see above)
 
 
 def cpu_backend_expected() -> bool:
@@ -68,7 +83,8 @@ def has_avx512(cpuinfo: str = "/proc/cpuinfo") -> bool:
 
 
 def _defaults():
-    flags = {"--xla_cpu_use_fusion_emitters": "false"}
+    flags = {"--xla_cpu_use_fusion_emitters": "false",
+             "--xla_backend_extra_options": f"xla_cpu_small_while_loop_byte_threshold={SMALL_LOOP_BYTES}"}
     if has_avx512():
         flags["--xla_cpu_prefer_vector_width"] = "512"
     try:

@@ -72,3 +72,20 @@ def test_the_elimination_unroll_follows_the_vector_width(monkeypatch, flags, siz
 
     monkeypatch.setenv("XLA_FLAGS", flags)
     assert dynamics._inverse_unroll_from() == size
+
+
+_HOISTED = """
+import scenec.runtime, jax, jax.numpy as jnp
+f = jax.jit(lambda x: jax.lax.scan(lambda c, _: (jnp.sin(c) * 1.5, None), x, None, length=7)[0])
+print("xla_cpu_small_call" in f.lower(jnp.ones(4096)).compile().as_text())
+"""
+
+
+@pytest.mark.parametrize("defaults, hoisted", [("1", True), ("0", False)])
+def test_small_loops_become_single_kernels(defaults, hoisted):
+    # A loop over 16 kB a turn: over XLA's own 1 kB threshold, under the runtime's SMALL_LOOP_BYTES.
+    # Proves this jaxlib still reads the option (an unknown key is ignored silently).
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env.update(JAX_PLATFORMS="cpu", SCENEC_XLA_DEFAULTS=defaults)
+    out = subprocess.run([sys.executable, "-c", _HOISTED], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(hoisted)
