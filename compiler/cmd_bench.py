@@ -6,7 +6,11 @@ physics steps per second and simulated seconds per wall-clock second (the median
 timed runs after a warm-up, with the spread), how many environments ended non-finite, the FLOPs
 and bytes XLA's cost analysis counts for one control step of the batch (every loop weighted by its
 trip count: hlo_cost.py), and what fraction of this machine's peak those FLOPs reach, the peak
-being measured in the same process (a float32 matrix product). `--json FILE` writes the same figures.
+being measured in the same process (a float32 matrix product), and memory: what XLA allocates for one
+call of the step (its arguments, results and temporaries, `step MB`) and the process's peak resident
+memory so far (`RSS MB`: everything, jax's runtime and the timed rollout included; batches are run in
+the order given, so with ascending batches the last point's figure is the largest batch's). `--json
+FILE` writes the same figures.
 
 `--compare mujoco,mjx,brax` runs the same scene, exported as MJCF (export_mjcf.py), through peer
 engines at each batch size (bench_peers.py: MuJoCo's C engine on all cores, MJX, Brax's generalized,
@@ -107,6 +111,7 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
         bad = max(bad, int(out[1]))
     med = statistics.median(times)
     physics = batch * steps * model.substeps
+    step_memory = _memory_bytes(executable)
     return {
         "batch": batch, "trace_s": t1 - t0, "xla_s": t2 - t1,
         "physics_steps_per_s": physics / med,
@@ -116,7 +121,31 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
         "flops_per_control_step": devices * float(cost.get("flops", float("nan"))),
         "bytes_per_control_step": devices * float(cost.get("bytes accessed", float("nan"))),
         "seconds_per_control_step": med / steps,
+        # A program split over host devices is one per device: XLA's figure is one device's share.
+        "step_memory_bytes": devices * step_memory, "peak_rss_bytes": peak_rss_bytes(),
     }
+
+
+def _memory_bytes(executable) -> float:
+    """Bytes XLA allocates for one call of a compiled executable (arguments + results + temporaries,
+    less the results that reuse an argument's buffer); NaN where the backend does not say."""
+    try:
+        m = executable.memory_analysis()
+        return float(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+                     - m.alias_size_in_bytes)
+    except Exception:  # noqa: BLE001  (None, or a backend without the analysis)
+        return float("nan")
+
+
+def peak_rss_bytes() -> float:
+    """This process's peak resident set size so far (Linux reports kB, macOS bytes); NaN without
+    the resource module (Windows)."""
+    try:
+        import resource
+    except ImportError:
+        return float("nan")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return float(peak if sys.platform == "darwin" else peak * 1024)
 
 
 def unstable(peer: dict) -> bool:
@@ -264,7 +293,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  no peer comparison for {model.name}: {e}")
         print(f"\n{model.name}: dt {float(model.timestep):g} s, {model.substeps} substep(s), nv {model.nv}")
         print(f"  {'batch':>6} {'trace s':>8} {'XLA s':>7} {'physics steps/s':>22} {'sim s/wall s':>13} "
-              f"{'MFLOP/step':>11} {'MB/step':>8} {'% peak':>7} {'devices':>7}")
+              f"{'MFLOP/step':>11} {'MB/step':>8} {'% peak':>7} {'devices':>7} {'step MB':>8} {'RSS MB':>7}")
         for b in batches:
             p = bench_point(model, b, args.steps, args.repeats)
             gflops = p["flops_per_control_step"] / p["seconds_per_control_step"] / 1e9
@@ -274,7 +303,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {b:>6} {p['trace_s']:>8.2f} {p['xla_s']:>7.2f} {p['physics_steps_per_s']:>10,.0f} "
                   f"({lo:,.0f}–{hi:,.0f}) {p['sim_s_per_wall_s']:>13,.1f} "
                   f"{p['flops_per_control_step'] / 1e6:>11.2f} {p['bytes_per_control_step'] / 1e6:>8.2f} "
-                  f"{100 * p['fraction_of_peak']:>6.2f}% {p['devices']:>7}"
+                  f"{100 * p['fraction_of_peak']:>6.2f}% {p['devices']:>7} {p['step_memory_bytes'] / 1e6:>8.1f} "
+                  f"{p['peak_rss_bytes'] / 1e6:>7.0f}"
                   + (f"  ({p['nonfinite']} non-finite)" if p["nonfinite"] else ""))
             if args.compare:
                 p["peers"] = compare_point(engines, model, xml, p, args.steps, args.repeats,
