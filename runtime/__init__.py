@@ -12,19 +12,23 @@ set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 10
   1024, one process per run: Humanoid 191k → 215k physics steps/s, Ant 662k → 730k, half_cheetah and
   hopper ×1.19, fetch ×1.12, grasp ×1.05; compile time unchanged. XLA's default stays 256 elsewhere
   (unmeasured here; some older Intel parts lower their clock for 512-bit work);
-- `--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=300000` (`SMALL_LOOP_BYTES`):
+- with SCENEC_SMALL_LOOPS=1 only (opt-in),
+  `--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=300000` (`SMALL_LOOP_BYTES`):
   XLA's CPU backend runs a program as a sequence of thunks, one per fused operation, and pays for
   dispatching each; a while loop whose body touches fewer bytes than this threshold (1 kB by default)
   is compiled into a single kernel instead (a `call` XLA marks `xla_cpu_small_call`). At 300 kB the
-  step's inner loops (solver iterations, contact choice, elimination, kinematic walk) are single
+  step's inner loops (solver block loop, contact choice, limit rows, kinematic walk) are single
   kernels for a CPU tile of environments, while the substep and tile loops stay thunks. Fresh
   processes taken in turn, batch 1024, median ratio of 3 rounds (`python tools/bench_flags.py`):
   Humanoid ×1.10–1.15, half_cheetah ×1.15–1.29, hopper ×1.15–1.19, fetch ×0.97–1.09, grasp ×1.03,
-  Ant ×0.99–1.29 (this shared machine's speed moved by up to ±30% between rounds), XLA compile time
-  unchanged; at batch 1 Ant ×2.6 and Humanoid ×1.5 as fast, Ant's compile 2.0 → 3.7 s (its
-  whole substep loop is under the threshold there). At 1–3 MB, batch 1 compiles Humanoid's whole
-  substep loop as one kernel too (×3.5 as fast, compile 3.7 → 7.0 s); from 10 MB on, batch 1024
-  does, and its compile time doubles;
+  Ant ×0.99 (this shared machine's speed moved by up to ±30% between rounds), XLA compile time at
+  batch 1024 unchanged; at batch 1, Ant ×2.6 and Humanoid ×1.5 as fast. Why not by default: the
+  threshold is in bytes, so at small batches it also takes in the caller's outer loops, and the
+  single kernels compile slowly. Ant's batch-1 rollout compiles in 3.7 s instead of 2.0 s. A gradient
+  through a 500-step scan of one environment (tests/test_contacts_physics.py) takes 166 s instead of
+  35 s, and the default test suite 7 min 23 s instead of 6 min 3 s. At 1–3 MB, batch 1 compiles
+  Humanoid's whole substep loop as one kernel (×3.5 as fast, compile 3.7 → 7.0 s); from 10 MB,
+  batch 1024 does too, and its compile time doubles;
 - `--xla_force_host_platform_device_count=N`, N the CPU cores this process may use (or
   SCENEC_HOST_DEVICES): one XLA CPU device per core, and `step` splits a large batch over them
   (step.py, `split_devices`). One XLA CPU device runs scenec's step on one core in effect (taskset to a
@@ -83,8 +87,9 @@ def has_avx512(cpuinfo: str = "/proc/cpuinfo") -> bool:
 
 
 def _defaults():
-    flags = {"--xla_cpu_use_fusion_emitters": "false",
-             "--xla_backend_extra_options": f"xla_cpu_small_while_loop_byte_threshold={SMALL_LOOP_BYTES}"}
+    flags = {"--xla_cpu_use_fusion_emitters": "false"}
+    if _os.environ.get("SCENEC_SMALL_LOOPS", "0") == "1":
+        flags["--xla_backend_extra_options"] = f"xla_cpu_small_while_loop_byte_threshold={SMALL_LOOP_BYTES}"
     if has_avx512():
         flags["--xla_cpu_prefer_vector_width"] = "512"
     try:

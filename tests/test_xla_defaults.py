@@ -81,11 +81,15 @@ print("xla_cpu_small_call" in f.lower(jnp.ones(4096)).compile().as_text())
 """
 
 
-@pytest.mark.parametrize("defaults, hoisted", [("1", True), ("0", False)])
-def test_small_loops_become_single_kernels(defaults, hoisted):
+@pytest.mark.parametrize("defaults, small_loops, hoisted", [("1", "1", True), ("1", None, False),
+                                                          ("0", "1", False)])
+def test_small_loops_become_single_kernels_when_asked(defaults, small_loops, hoisted):
     # A loop over 16 kB a turn: over XLA's own 1 kB threshold, under the runtime's SMALL_LOOP_BYTES.
-    # Proves this jaxlib still reads the option (an unknown key is ignored silently).
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    # Proves this jaxlib still reads the option (an unknown key is ignored silently), and that it is
+    # opt-in (SCENEC_SMALL_LOOPS=1) and off with the rest of the defaults.
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "SCENEC_SMALL_LOOPS")}
     env.update(JAX_PLATFORMS="cpu", SCENEC_XLA_DEFAULTS=defaults)
+    if small_loops is not None:
+        env["SCENEC_SMALL_LOOPS"] = small_loops
     out = subprocess.run([sys.executable, "-c", _HOISTED], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(hoisted)
