@@ -83,7 +83,7 @@ def main(argv=None) -> int:
         m = re.match(r"\s*(?:ROOT )?%?([\w.\-]+) = .*? ([\w-]+)\(.*?op_name=\"([^\"]*)\"", line)
         if m:
             op_name[m.group(1)] = m.group(3)
-            if m.group(2) == "while":
+            if m.group(2) in ("while", "conditional"):
                 loops.add(m.group(1))
     jax.block_until_ready(compiled(jax.random.PRNGKey(0)))           # warm up outside the profile
     with tempfile.TemporaryDirectory() as d:
@@ -98,7 +98,7 @@ def main(argv=None) -> int:
     time, count = collections.Counter(), collections.Counter()
     for e in events:
         name = e.get("name", "")
-        if e.get("ph") != "X" or name not in op_name or name in loops:   # a loop's time is its body's
+        if e.get("ph") != "X" or name not in op_name or name in loops:   # a loop's or cond's time is its body's
             continue
         key = scope_of(op_name[name])
         time[key] += e["dur"]
