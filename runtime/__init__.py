@@ -12,23 +12,24 @@ set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 10
   1024, one process per run: Humanoid 191k → 215k physics steps/s, Ant 662k → 730k, half_cheetah and
   hopper ×1.19, fetch ×1.12, grasp ×1.05; compile time unchanged. XLA's default stays 256 elsewhere
   (unmeasured here; some older Intel parts lower their clock for 512-bit work);
-- with SCENEC_SMALL_LOOPS=1 only (opt-in),
-  `--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=300000` (`SMALL_LOOP_BYTES`):
-  XLA's CPU backend runs a program as a sequence of thunks, one per fused operation, and pays for
-  dispatching each; a while loop whose body touches fewer bytes than this threshold (1 kB by default)
-  is compiled into a single kernel instead (a `call` XLA marks `xla_cpu_small_call`). At 300 kB the
-  step's inner loops (solver block loop, contact choice, limit rows, kinematic walk) are single
-  kernels for a CPU tile of environments, while the substep and tile loops stay thunks. Fresh
-  processes taken in turn, batch 1024, median ratio of 3 rounds (`python tools/bench_flags.py`):
-  Humanoid ×1.10–1.15, half_cheetah ×1.15–1.29, hopper ×1.15–1.19, fetch ×0.97–1.09, grasp ×1.03,
-  Ant ×0.99 (this shared machine's speed moved by up to ±30% between rounds), XLA compile time at
-  batch 1024 unchanged; at batch 1, Ant ×2.6 and Humanoid ×1.5 as fast. Why not by default: the
-  threshold is in bytes, so at small batches it also takes in the caller's outer loops, and the
-  single kernels compile slowly. Ant's batch-1 rollout compiles in 3.7 s instead of 2.0 s. A gradient
-  through a 500-step scan of one environment (tests/test_contacts_physics.py) takes 166 s instead of
-  35 s, and the default test suite 7 min 23 s instead of 6 min 3 s. At 1–3 MB, batch 1 compiles
-  Humanoid's whole substep loop as one kernel (×3.5 as fast, compile 3.7 → 7.0 s); from 10 MB,
-  batch 1024 does too, and its compile time doubles;
+- `--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=300000` (`SMALL_LOOP_BYTES`;
+  SCENEC_SMALL_LOOPS=0 leaves it out): XLA's CPU backend runs a program as a sequence of thunks, one
+  per fused operation, and pays for dispatching each; a while loop whose body touches fewer bytes
+  than this threshold (1 kB by default) is compiled into a single kernel instead (a `call` XLA marks
+  `xla_cpu_small_call`). At 300 kB the step's inner loops (solver block loop, contact choice, limit
+  rows, kinematic walk) are single kernels for a CPU tile of environments. Fresh processes taken in
+  turn, batch 1024, median ratio of 2–3 rounds (`python tools/bench_flags.py`), four runs over two
+  sessions: Humanoid ×1.04–1.15, half_cheetah ×1.14–1.31, hopper ×1.14–1.19, grasp ×1.03, Ant
+  ×0.97–1.01, fetch ×0.83–1.09 (this shared machine's speed moved by up to ±30% between rounds), XLA
+  compile time at batch 1024 unchanged. The threshold is in bytes and knows nothing of loops, so at
+  small batches it would also take in the substep loop and a caller's scan over control steps, whose
+  single kernels compile slowly (a gradient through a 500-step scan of one environment,
+  tests/test_contacts_physics.py: 166 s instead of 35 s). XLA leaves alone any loop that contains a
+  sort, so the step puts a sort of two integers in each substep (outside its inner loops) and one in
+  the step, while the flag is set (`step.keep_out_of_small_loops`): the inner loops are single
+  kernels, the loops around them stay thunks, and that gradient's XLA compile takes ×1.16 its time
+  without the threshold instead of ×8.8 (18.4–19.0 s against 16.1 s, unmarked 91.9 s against
+  10.4 s; fresh processes in turn);
 - `--xla_force_host_platform_device_count=N`, N the CPU cores this process may use (or
   SCENEC_HOST_DEVICES): one XLA CPU device per core, and `step` splits a large batch over them
   (step.py, `split_devices`). One XLA CPU device runs scenec's step on one core in effect (taskset to a
@@ -47,6 +48,12 @@ names the CPU first, or when it is unset and no accelerator plugin is installed 
 import os as _os
 
 SMALL_LOOP_BYTES = 300_000   # XLA's small-while-loop threshold (see above)
+
+
+def small_loops_set() -> bool:
+    """Whether this process's XLA_FLAGS raise the CPU backend's small-while-loop threshold (ours or the
+    user's own value): then `step` marks the loops that must stay loops of thunks."""
+    return "xla_cpu_small_while_loop_byte_threshold" in _os.environ.get("XLA_FLAGS", "")
 
 
 def cpu_backend_expected() -> bool:
@@ -88,7 +95,7 @@ def has_avx512(cpuinfo: str = "/proc/cpuinfo") -> bool:
 
 def _defaults():
     flags = {"--xla_cpu_use_fusion_emitters": "false"}
-    if _os.environ.get("SCENEC_SMALL_LOOPS", "0") == "1":
+    if _os.environ.get("SCENEC_SMALL_LOOPS", "1") != "0":
         flags["--xla_backend_extra_options"] = f"xla_cpu_small_while_loop_byte_threshold={SMALL_LOOP_BYTES}"
     if has_avx512():
         flags["--xla_cpu_prefer_vector_width"] = "512"

@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import constraints, dynamics, kinematics
+from . import constraints, dynamics, kinematics, small_loops_set
 from . import math as sm
 from .types import JointKind, Model, State
 
@@ -123,11 +123,39 @@ def step(m: Model, state: State, action) -> State:
     return State(q=q, qd=qd, time=state.time + m.timestep, xpos=xpos, xquat=xquat, contact_force=cforce)
 
 
+def keep_out_of_small_loops(x):
+    """x unchanged, with a marker that keeps every loop around it a loop of thunks on XLA's CPU backend
+    (where the small-loop threshold is raised: runtime/__init__.py, `small_loops_set`; elsewhere x).
+
+    XLA's SmallWhileLoopHoistingPass compiles a while loop whose body touches under the threshold into
+    one kernel, which pays for the solver's loops at a CPU tile but not around them: a single
+    environment's substep loop, or a caller's scan over its control steps, fits under the threshold
+    too, and compiles slowly as one kernel. The pass skips any loop that contains a sort, so this
+    sorts two integers taken from x and multiplies x by 1 + (their difference, 0), which XLA cannot
+    fold. Each turn of the substep loop is marked, so that loop and every loop around it (the tiles, a
+    caller's scans) stay thunks and the loops inside a substep do not; so is the whole step's q, once:
+    a gradient through a caller's 500-step scan of one environment compiled ×1.4 slower than without
+    the threshold with the substep mark alone, ×1.16 with both (tests/contact_scenes/bounce.yaml,
+    one process each, in turn). Under `jax.checkpoint` the backward pass recomputes the factor, so a
+    gradient's transposed scans hold the sort too."""
+    if not (small_loops_set() and jax.default_backend() == "cpu"):
+        return x
+    return _marked(x)
+
+
+@jax.checkpoint
+def _marked(x):
+    bit = (x.reshape(-1)[:1] > 0).astype(jnp.int32)
+    pair = jax.lax.sort(jnp.concatenate([bit, bit]))
+    return x * (1 + pair[0] - pair[1]).astype(x.dtype)
+
+
 def _advance_batch(m: Model, q, qd, ctrl):
     """(B, nq), (B, nv), (B, nu) → the new q, qd, contact forces, body positions and orientations, each
     with the batch first: all at once up to TILE environments, else in tiles one after the other, so
     that each tile's working set stays in the core's cache (Ant: 84k → 97k physics steps/s at batch
     1024, 66k → 93k at 4096)."""
+    q = keep_out_of_small_loops(q)
     batch = q.shape[0]
     tile = _tile(batch, tile_cap(m, q.dtype.itemsize))
     if tile == batch:
@@ -197,6 +225,7 @@ def _advance(m: Model, q0, qd0, ctrl):
         # on to the rest of the substep; the last turn's frames are the outputs.
         def turn(carry, i):
             q, qd, cforce, _, _ = carry
+            q = keep_out_of_small_loops(q)
             f = frames(q)
             q, qd, cforce = jax.lax.cond(i < m.substeps, lambda c: substep(*c[:2], f), lambda c: c,
                                          (q, qd, cforce))
@@ -209,6 +238,7 @@ def _advance(m: Model, q0, qd0, ctrl):
 
     def turn(carry, _):
         q, qd, _ = carry
+        q = keep_out_of_small_loops(q)
         return substep(q, qd, frames(q)), None
 
     (q, qd, cforce), _ = jax.lax.scan(turn, (q0, qd0, cforce0), None, length=m.substeps)
