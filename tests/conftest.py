@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import sys
 import tempfile
 
 import pytest
@@ -27,8 +28,12 @@ SCENE_PATHS = sorted(SCENES_DIR.glob("*.yaml"))
 
 
 def load_tool(name: str):
-    """tools/<name>.py as a module (the tools are scripts, not part of the package)."""
+    """tools/<name>.py as a module (the tools are scripts, not part of the package), with tools/ on
+    sys.path as when it runs as a script (a tool may import a sibling)."""
     import importlib.util
+
+    if str(ROOT / "tools") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tools"))
 
     spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)

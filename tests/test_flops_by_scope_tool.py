@@ -36,14 +36,6 @@ def test_counts_match_a_hand_count_scope_by_scope():
                                                     "constraints/iterations": 6, "integration": 12}
 
 
-def test_scope_keys_leave_out_the_plumbing():
-    key = _tool().scope_key
-    assert key("jit(run)/while/body/closed_call/constraints/select/foo") == "constraints/select"
-    assert key("jit(run)/scan/mass_matrix/while/body") == "mass_matrix"
-    assert key("jit(run)/constraints") == "constraints/other"
-    assert key("jit(run)/random_bits") == "other"
-
-
 def test_the_tool_runs_on_a_shipped_scene(capsys):
     assert _tool().main([str(ROOT / "scenes" / "pendulum.yaml"), "--batch", "4"]) == 0
     out = capsys.readouterr().out

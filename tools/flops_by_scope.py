@@ -4,12 +4,13 @@ step, counted on the jaxpr of one tile of `step` (runtime/step.py `_advance`) be
     python tools/flops_by_scope.py scenes/humanoid.yaml
 
 Each line is a stage of the substep (the `jax.named_scope`s of step.py; inside the constraint stage its
-named parts), with its thousands of operations per environment and control step and its share. A loop
-(`scan`) counts its body once per turn; a `while` or `cond` counts its body or last branch once (the
-step's substep loop is a scan; its cond on the counter runs the substep's branch on every turn but the
-last, whose frames-only turn this count leaves out). Elementwise and comparison ops count one per
-output element, reductions one per input element, `dot_general` two per multiply-add; gathers, slices,
-copies and other data movement count nothing.
+named parts; keyed by tools/profile_scopes.py's `scope_of`, so the two tools' lines match), with its
+thousands of operations per environment and control step and its share. A loop (`scan`) counts its body
+once per turn; a `while` or `cond` counts its body or last branch once (the step's substep loop is a
+scan; its cond on the counter runs the substep's branch on every turn but the last, whose frames-only
+turn this count leaves out). Elementwise and comparison ops count one per output element, reductions one
+per input element, `dot_general` two per multiply-add; gathers, slices, copies and other data movement
+count nothing.
 
 Beside XLA's own figure (`scenec bench`'s MFLOP/step, compiler/hlo_cost.py), which counts the optimised
 program, this one counts what the code asks for, before XLA's fusion (which may compute some values
@@ -25,6 +26,7 @@ import collections
 import sys
 
 import numpy as np
+from profile_scopes import scope_of   # the same stage keys as the thunk profile's
 
 ARITHMETIC = frozenset((
     "add", "sub", "mul", "div", "rem", "max", "min", "neg", "abs", "sign", "sqrt", "rsqrt", "cbrt", "exp",
@@ -34,27 +36,11 @@ ARITHMETIC = frozenset((
     "nextafter"))
 REDUCTIONS = frozenset(("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
                         "argmin", "argmax", "cumsum", "cummax", "cummin"))
-STAGES = ("kinematics", "velocities", "inertia", "forces", "mass_matrix", "constraints", "integration",
-          "outputs")
-# Name-stack pieces that say how, not where.
-_PLUMBING = ("jit(", "while", "body", "cond", "scan", "checkpoint", "remat", "closed_call", "pjit",
-             "branch_", "shard_map")
 
 
 def _size(var) -> int:
     shape = getattr(var.aval, "shape", ())
     return int(np.prod(shape)) if shape else 1
-
-
-def scope_key(name_stack: str) -> str:
-    """'…/constraints/iterations/…' → 'constraints/iterations'; a stage alone → the stage; else 'other'."""
-    parts = [p for p in name_stack.split("/") if p and not p.startswith(_PLUMBING)]
-    for i, p in enumerate(parts):
-        if p in STAGES:
-            if p == "constraints":
-                return "constraints/" + (parts[i + 1] if i + 1 < len(parts) else "other")
-            return p
-    return "other"
 
 
 def eqn_flops(eqn) -> int:
@@ -89,7 +75,7 @@ def count(jaxpr, weight: int = 1, stack: str = "", out=None) -> collections.Coun
             if inner is not None and hasattr(getattr(inner, "jaxpr", inner), "eqns"):
                 count(inner, weight, here, out)
             else:
-                out[scope_key(here)] += weight * eqn_flops(eqn)
+                out[scope_of(here + "/op")] += weight * eqn_flops(eqn)
     return out
 
 

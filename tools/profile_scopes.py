@@ -80,7 +80,6 @@ def main(argv=None) -> int:
 
     from scenec.compiler import api
     from scenec.compiler.cmd_run import rollout_fn
-
     from scenec.runtime import small_loops_set
 
     if small_loops_set():
