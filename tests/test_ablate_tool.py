@@ -53,3 +53,23 @@ def test_tile_and_inverse_edits_keep_the_physics_and_restore_the_runtime():
     q_edit = np.asarray(ablate.rollout(model, 128, 3, code)()[0].q)
     assert (rstep.tile_cap, dynamics.INVERSE_UNROLL) == before
     np.testing.assert_allclose(q_edit, q_base, atol=Q_TOL)
+
+
+def test_choice_edits_solve_the_first_rows_the_same_way_traced_or_static():
+    # With a budget of 2 of the box's candidate rows, choice=cheap (rows 0, 1 as traced per-environment
+    # indices, through the budget's gathers) and choice=first (rows 0, 1 as static slots, the step's
+    # path without a budget) solve the same two contacts: the same rollout up to float32 rounding.
+    ablate = _ablate()
+    base = api.compile(ROOT / "scenes" / "box_on_plane.yaml", measure_jit=False).model
+    cheap, code_cheap = ablate.edited(base, "contact_budget=2,choice=cheap")
+    first, code_first = ablate.edited(base, "contact_budget=2,choice=first")
+    assert list(code_cheap) == [("constraints", "_smallest")] and list(code_first) == [("constraints", "_closest")]
+    before = (constraints._smallest, constraints._closest)
+    q_cheap = np.asarray(ablate.rollout(cheap, 4, 3, code_cheap)()[0].q)
+    q_first = np.asarray(ablate.rollout(first, 4, 3, code_first)()[0].q)
+    assert (constraints._smallest, constraints._closest) == before
+    np.testing.assert_allclose(q_cheap, q_first, atol=Q_TOL)
+    # The box rests on the plane (its bottom face's corners are the candidates): both stay up.
+    assert np.all(q_first[:, 2] > 0.05)
+    with pytest.raises(SystemExit, match="choice= takes"):
+        ablate.edited(base, "choice=best")
