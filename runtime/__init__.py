@@ -12,16 +12,21 @@ set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 10
   1024, one process per run: Humanoid 191k → 215k physics steps/s, Ant 662k → 730k, half_cheetah and
   hopper ×1.19, fetch ×1.12, grasp ×1.05; compile time unchanged. XLA's default stays 256 elsewhere
   (unmeasured here; some older Intel parts lower their clock for 512-bit work);
-- `--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=300000` (`SMALL_LOOP_BYTES`;
+- `--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=700000` (`SMALL_LOOP_BYTES`;
   SCENEC_SMALL_LOOPS=0 leaves it out): XLA's CPU backend runs a program as a sequence of thunks, one
   per fused operation, and pays for dispatching each; a while loop whose body touches fewer bytes
   than this threshold (1 kB by default) is compiled into a single kernel instead (a `call` XLA marks
-  `xla_cpu_small_call`). At 300 kB the step's inner loops (solver block loop, contact choice, limit
-  rows, kinematic walk) are single kernels for a CPU tile of environments. Fresh processes taken in
-  turn, batch 1024, median ratio of 2–3 rounds (`python tools/bench_flags.py`), four runs over two
-  sessions: Humanoid ×1.04–1.15, half_cheetah ×1.14–1.31, hopper ×1.14–1.19, grasp ×1.03, Ant
-  ×0.97–1.01, fetch ×0.83–1.09 (this shared machine's speed moved by up to ±30% between rounds), XLA
-  compile time at batch 1024 unchanged. The threshold is in bytes and knows nothing of loops, so at
+  `xla_cpu_small_call`). At 700 kB the step's inner loops (the solver's iterations and its block loop,
+  contact choice, limit rows, kinematic walk, the mass matrix's elimination) are single kernels for a
+  CPU tile of environments, Ant's tile of 128 as well as Humanoid's of 64. Against no threshold, fresh
+  processes taken in turn, batch 1024, median ratio of 2–3 rounds (`python tools/bench_flags.py`),
+  four runs over two sessions at 300 kB: Humanoid ×1.04–1.15, half_cheetah ×1.14–1.31, hopper
+  ×1.14–1.19, grasp ×1.03, Ant ×0.97–1.01, fetch ×0.83–1.09 (this shared machine's speed moved by up
+  to ±30% between rounds), XLA compile time at batch 1024 unchanged. 300 kB kept Ant's loops (all but
+  the contact choice) and Humanoid's iteration loop as thunks; 700 kB against 300 kB, the same way:
+  Humanoid ×1.036 and ×1.060 (six rounds of two runs, each 1.03–1.08), Ant ×1.14 (1.03–1.14), fetch
+  ×1.15, half_cheetah ×1.10, walker2d ×1.02, hopper ×0.99 (three rounds), grasp ×0.96 and ×1.01
+  (rounds 0.90–1.36); 1.5 MB: Humanoid ×1.03, Ant ×1.09, noisier. The threshold is in bytes and knows nothing of loops, so at
   small batches it would also take in the substep loop and a caller's scan over control steps, whose
   single kernels compile slowly (a gradient through a 500-step scan of one environment,
   tests/test_contacts_physics.py: 166 s instead of 35 s). XLA leaves alone any loop that contains a
@@ -47,7 +52,7 @@ names the CPU first, or when it is unset and no accelerator plugin is installed 
 
 import os as _os
 
-SMALL_LOOP_BYTES = 300_000   # XLA's small-while-loop threshold (see above)
+SMALL_LOOP_BYTES = 700_000   # XLA's small-while-loop threshold (see above)
 
 
 def small_loops_set() -> bool:
