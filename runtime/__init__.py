@@ -17,23 +17,23 @@ set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 10
   per fused operation, and pays for dispatching each; a while loop whose body touches fewer bytes
   than this threshold (1 kB by default) is compiled into a single kernel instead (a `call` XLA marks
   `xla_cpu_small_call`). At 700 kB the step's inner loops (the solver's iterations and its block loop,
-  contact choice, limit rows, kinematic walk, the mass matrix's elimination) are single kernels for a
-  CPU tile of environments, Ant's tile of 128 as well as Humanoid's of 64. Against no threshold, fresh
-  processes taken in turn, batch 1024, median ratio of 2–3 rounds (`python tools/bench_flags.py`),
+  contact choice, limit rows, kinematic walk; Ant's mass-matrix elimination too) are single kernels
+  for a CPU tile of environments, Ant's tile of 128 as well as Humanoid's of 64. Against no threshold,
+  fresh processes taken in turn, batch 1024, median ratio of 2–3 rounds (`python tools/bench_flags.py`),
   four runs over two sessions at 300 kB: Humanoid ×1.04–1.15, half_cheetah ×1.14–1.31, hopper
   ×1.14–1.19, grasp ×1.03, Ant ×0.97–1.01, fetch ×0.83–1.09 (this shared machine's speed moved by up
   to ±30% between rounds), XLA compile time at batch 1024 unchanged. 300 kB kept Ant's loops (all but
   the contact choice) and Humanoid's iteration loop as thunks; 700 kB against 300 kB, the same way:
   Humanoid ×1.036 and ×1.060 (six rounds of two runs, each 1.03–1.08), Ant ×1.14 (1.03–1.14), fetch
   ×1.15, half_cheetah ×1.10, walker2d ×1.02, hopper ×0.99 (three rounds), grasp ×0.96 and ×1.01
-  (rounds 0.90–1.36); 1.5 MB: Humanoid ×1.03, Ant ×1.09, noisier. The threshold is in bytes and knows nothing of loops, so at
-  small batches it would also take in the substep loop and a caller's scan over control steps, whose
-  single kernels compile slowly (a gradient through a 500-step scan of one environment,
-  tests/test_contacts_physics.py: 166 s instead of 35 s). XLA leaves alone any loop that contains a
-  sort, so the step puts a sort of two integers in each substep (outside its inner loops) and one in
-  the step, while the flag is set (`step.keep_out_of_small_loops`): the inner loops are single
-  kernels, the loops around them stay thunks, and that gradient's XLA compile takes ×1.16 its time
-  without the threshold instead of ×8.8 (18.4–19.0 s against 16.1 s, unmarked 91.9 s against
+  (rounds 0.90–1.36); 1.5 MB: Humanoid ×1.03, Ant ×1.09, noisier. The threshold is in bytes and
+  knows nothing of loops, so at small batches it would also take in the substep loop and a caller's
+  scan over control steps, whose single kernels compile slowly (a gradient through a 500-step scan of
+  one environment, tests/test_contacts_physics.py: 166 s instead of 35 s). XLA leaves alone any loop
+  that contains a sort, so the step puts a sort of two integers in each substep (outside its inner
+  loops) and one in the step, while the flag is set (`step.keep_out_of_small_loops`): the inner loops
+  are single kernels, the loops around them stay thunks, and that gradient's XLA compile takes ×1.16
+  its time without the threshold instead of ×8.8 (18.4–19.0 s against 16.1 s, unmarked 91.9 s against
   10.4 s; fresh processes in turn);
 - `--xla_force_host_platform_device_count=N`, N the CPU cores this process may use (or
   SCENEC_HOST_DEVICES): one XLA CPU device per core, and `step` splits a large batch over them

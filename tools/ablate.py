@@ -33,7 +33,7 @@ physics (every environment solves the first candidate rows, not its closest): `c
 environment rows 0..k-1 as traced indices, so the choice's rounds cost nothing and the gathers and the
 slot-dependent Jacobians stay as they are (what `_smallest` costs); `choice=first` takes rows 0..k-1 as
 static indices (static gathers, static bodies and masks: what choosing per environment costs in all).
-Humanoid at batch 1024: cheap 0.90–0.94 of base, first 0.82–0.83; Ant 0.95 and 0.85.
+Humanoid at batch 1024: cheap 0.90–0.94 of base, first 0.82–0.84; Ant 0.95 and 0.85.
 
 Random actions in the control range, the batch as given (split over host devices as `step` does), the
 median of --repeats.
@@ -59,31 +59,26 @@ CODE_EDITS = {"unroll": (("constraints", "_UNROLL"), ("constraints", "UNROLL_FRO
               "in_place": (("math", "by_halves"),)}
 
 
-# choice=… → the runtime function it replaces while the variant is traced (see the module docstring)
-CHOICES = {"cheap": ("constraints", "_smallest"), "first": ("constraints", "_closest")}
-
-
 def _first_rows_traced(key, k):
-    """(k, B) int32 rows 0..k-1 for every environment, traced (computed from the key, so XLA cannot
-    make them constants) but with none of the choice's rounds."""
+    """(k, B) int32 rows 0..k-1 for every environment, traced (a comparison of the key with itself
+    chooses them, which XLA cannot fold; row 0 where an environment's first key is NaN) but with none
+    of the choice's rounds."""
     import jax.numpy as jnp
 
-    rows = jnp.arange(k, dtype=jnp.int32)[:, None]
-    return rows + jnp.zeros(key.shape[1:], jnp.int32) * (key[0] > 0).astype(jnp.int32)
+    return jnp.where(key[:1] == key[:1], jnp.arange(k, dtype=jnp.int32)[:, None], 0)
 
 
 def _first_rows_static(slots, k):
     """The first k candidate rows as static slots: what the step does without a budget's choice."""
     import numpy as np
 
-    from scenec.runtime import constraints
-
     idx = np.arange(k)
-    return constraints._Slots(*(x[idx] for x in (slots.dist, slots.pos, slots.normal, slots.active)),
-                              *(np.asarray(x)[idx] for x in (slots.pair, slots.body1, slots.body2)))
+    return type(slots)(*(x[idx] for x in slots))
 
 
-_CHOICE_FUNCS = {"cheap": _first_rows_traced, "first": _first_rows_static}
+# choice=… → (the runtime function it replaces while the variant is traced, the replacement)
+CHOICES = {"cheap": (("constraints", "_smallest"), _first_rows_traced),
+           "first": (("constraints", "_closest"), _first_rows_static)}
 
 
 def edited(m, spec: str):
@@ -120,7 +115,8 @@ def edited(m, spec: str):
         elif key == "choice":
             if value not in CHOICES:
                 raise SystemExit(f"ablate: choice= takes {' or '.join(CHOICES)}, not {value!r}")
-            code[CHOICES[value]] = _CHOICE_FUNCS[value]
+            target, replacement = CHOICES[value]
+            code[target] = replacement
         elif edit == "limits=off":
             fields["jnt_limited"] = type(m.jnt_limited)(np.zeros_like(np.asarray(m.jnt_limited.array)))
         else:
