@@ -351,7 +351,8 @@ SWEEP_TOL = 1e-4            # q, qd
 SWEEP_FORCE_REL = 1e-4      # contact forces, relative to the largest
 
 
-@pytest.mark.parametrize("name, settle", [("box_on_plane", 100), ("grasp", 10)])
+# grasp (41 s on 2 cores) runs with the slow checks; the box takes the same straight-line sweep by default
+@pytest.mark.parametrize("name, settle", [("box_on_plane", 100), pytest.param("grasp", 10, marks=pytest.mark.slow)])
 def test_straight_line_sweep_equals_the_loop(name, settle, monkeypatch):
     compiled = api.compile(SCENES_DIR / f"{name}.yaml", measure_jit=False)
     model = compiled.model
