@@ -70,7 +70,8 @@ def test_no_retrace_for_new_values(compiled):
 RANDOMISED_TOL = 1e-5
 
 
-@pytest.mark.parametrize("name", ["ant", "reacher"])
+# Ant (9 s on 2 cores) with the slow checks; the reacher runs the same vmap over model values by default
+@pytest.mark.parametrize("name", [pytest.param("ant", marks=pytest.mark.slow), "reacher"])
 def test_step_vmapped_over_model_values(name):
     """Model values are leaves, so a batch of models (here masses, body offsets and joint anchors
     scaled per environment) steps in one vmapped call, each environment as its own model alone would.
@@ -183,8 +184,10 @@ def test_tiles_are_for_the_cpu_only(monkeypatch):
 POSE_TOL, PATH_TOL = 2e-6, 2e-5
 
 
+# Ant (11 s) with the slow checks; the box keeps a scene with contacts in the default run
 @pytest.mark.parametrize("name, integrator", [("double_pendulum", "euler"), ("double_pendulum", "rk4"),
-                                              ("box_on_plane", "euler"), ("ant", "euler")])
+                                              ("box_on_plane", "euler"),
+                                              pytest.param("ant", "euler", marks=pytest.mark.slow)])
 def test_output_poses_are_the_frames_at_the_new_q(compiled, name, integrator, monkeypatch):
     import dataclasses
 
@@ -320,7 +323,8 @@ def test_step_inside_the_callers_shard_map(compiled):
                                atol=2e-5)
 
 
-# Gradients through contact also have their own test (test_contacts_physics); the box's rollout is slow.
+# Gradients through contact also have their own test (test_contacts_physics, with the slow checks, as the
+# box's rollout here).
 @pytest.mark.parametrize("name", ["double_pendulum", pytest.param("box_on_plane", marks=pytest.mark.slow)])
 def test_gradients_through_a_rollout_are_finite(compiled, name):
     c = compiled[name]
