@@ -11,9 +11,9 @@ scene's any more: these figures say what a part costs, not how the scene behaves
 
 `solver_iterations=0` takes more than the sweeps away: nothing reads the contact rows then, so XLA drops
 their setup too (the choice, J, W = J·M⁻¹; Humanoid 0.54 of base). Two iteration counts around the
-scene's own say what the sweeps cost: Humanoid (8) 0.91 with 2, 0.93 with 4, 1.06 with 16; Ant (4)
-0.94 with 2, 1.07 with 8 (batch 1024, this 2-core CPU, with runtime/__init__.py's small-loop
-threshold): about 1% of the step per sweep.
+scene's own say what the sweeps cost: Humanoid (8) 0.91 with 2, 0.93 and 1.00 with 4 (two runs), 1.06
+with 16; Ant (4) 0.94 with 2, 1.07 with 8 (batch 1024, this 2-core CPU, with runtime/__init__.py's
+small-loop threshold): about 1% of the step per sweep.
 
 Eight edits change how the step is written, not the model (the physics stays the scene's, up to
 rounding): `unroll=N` sweeps N contact blocks or limit rows per loop iteration at every batch size
