@@ -174,8 +174,8 @@ def test_contact_rich_scenes_stay_finite_and_branch_free(tmp_path, name):
     assert not data_dependent_branches(jax.make_jaxpr(lambda s, a: rstep.step(c.model, s, a))(s, actions[0]))
 
 
-@pytest.mark.slow   # 45 s on 2 cores (compiling a 500-step scan's gradient); test_envs.py and
-# test_step_properties.py take gradients through the step in the default run
+@pytest.mark.slow   # 45 s on 2 cores (compiling a 500-step scan's gradient); the default run takes
+# a gradient through one step in contact (test_step_properties.py)
 def test_gradients_through_contact_are_finite(tmp_path):
     c = compile_scene(tmp_path, "bounce")
     from scenec.runtime import step as rstep
