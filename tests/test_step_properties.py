@@ -325,7 +325,8 @@ def test_step_inside_the_callers_shard_map(compiled):
 
 # Gradients through contact also have their own test (test_contacts_physics, with the slow checks, as the
 # box's rollout here).
-@pytest.mark.parametrize("name", ["double_pendulum", pytest.param("box_on_plane", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("name", [pytest.param("double_pendulum", marks=pytest.mark.slow),
+                                  pytest.param("box_on_plane", marks=pytest.mark.slow)])
 def test_gradients_through_a_rollout_are_finite(compiled, name):
     c = compiled[name]
 

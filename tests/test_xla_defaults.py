@@ -122,7 +122,7 @@ print(*counts)
 """
 
 
-@pytest.mark.parametrize("marker, loops", [("on", "1 2"), ("off", "0")])
+@pytest.mark.parametrize("marker, loops", [pytest.param("on", "1 2", marks=pytest.mark.slow), ("off", "0")])
 def test_a_callers_loop_around_the_step_stays_a_loop(marker, loops):
     # With the small-loop threshold a single environment's whole rollout fits under it, and XLA would
     # compile the caller's scan, and its gradient's backward scan, as one kernel each (slowly: a
