@@ -28,7 +28,10 @@ def compiled():
     return {name: api.compile(SCENES_DIR / f"{name}.yaml", measure_jit=False) for name in SCENES}
 
 
-@pytest.mark.parametrize("name", SCENES)
+# Ant's four jaxprs (17 s on a slow 2-core machine) with the slow checks: the ball and the box keep the
+# vmapped and gradient jaxprs of a contact scene in the default run, and test_scenes checks Ant's single
+# and batched step.
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "ant" else n for n in SCENES])
 def test_step_is_branch_free(compiled, name):
     c = compiled[name]
     s = c.init()
