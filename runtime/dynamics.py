@@ -234,6 +234,19 @@ def _inverse_unroll_from() -> int:
     return _INVERSE_UNROLL_FROM[512 if wide else 256]
 
 
+# Tried and not kept (in-process A/B at batch 1024, Humanoid unless named; the whole elimination is
+# 0.17 of the step, `python tools/ablate.py SCENE diagonal=inverse`):
+# - the tree's LDLᵀ (M = LᵀDL on the ancestor pattern, no fill-in: ~3.5k multiply-adds against the
+#   elimination's 12.7k) as straight-line code over each dof's row: ×0.42–0.45 the speed, XLA compile
+#   +15 s; about a thousand small operations, each a kernel of its own;
+# - one rank-1 update per column with the in-place bookkeeping folded into one entry of the row and
+#   of the column (no select over the matrix): ×1.05 (Ant ×1.03–1.11), but above a pivot of 1 its
+#   rounding grows with the pivot (so with the scene's units); with the scaling that keeps pivots
+#   ≤ 1 (by 1 / the largest diagonal entry, the inverse written out once) ×0.97–1.01 (Ant ×0.96–
+#   0.98); with row and column written back by dynamic_update_slice instead, ×1.00 (Ant ×1.02),
+#   within the A/B's spread;
+# - M formed column by column from static slices of each dof's subtree (1.1k multiply-adds against
+#   3.2k): ×1.01, XLA compile +0.7 s.
 def inverse_spd(a, b=None):
     """Inverse of symmetric positive-definite matrices (n, n, B) by Gauss–Jordan elimination without
     pivoting (an SPD matrix's pivots are positive), one rank-1 update per column: no LAPACK call, so

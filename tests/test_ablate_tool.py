@@ -73,3 +73,29 @@ def test_choice_edits_solve_the_first_rows_the_same_way_traced_or_static():
     assert np.all(q_first[:, 2] > 0.05)
     with pytest.raises(SystemExit, match="choice= takes"):
         ablate.edited(base, "choice=best")
+
+
+def test_diagonal_stand_ins_replace_their_stage_and_are_restored():
+    # On a diagonal SPD matrix the inverse's stand-in is the inverse itself (numpy's, float64); the
+    # mass matrix's stand-in is a positive diagonal; a rollout with both runs and leaves the runtime
+    # as it was.
+    import jax.numpy as jnp
+
+    ablate = _ablate()
+    d = np.random.default_rng(3).uniform(0.5, 2.0, size=(5, 2))
+    a = np.einsum("ij,jb->ijb", np.eye(5), d)
+    b = np.random.default_rng(4).normal(size=(5, 2))
+    inv, x = ablate._diagonal_inverse(jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32))
+    ref = np.moveaxis(np.linalg.inv(np.moveaxis(a, -1, 0)), 0, -1)
+    np.testing.assert_allclose(np.asarray(inv), ref, rtol=1e-6)          # float32 reciprocals
+    np.testing.assert_allclose(np.asarray(x), np.einsum("ijb,jb->ib", ref, b), rtol=1e-6)
+
+    base = api.compile(ROOT / "scenes" / "pendulum.yaml", measure_jit=False).model
+    model, code = ablate.edited(base, "diagonal=inverse+mass")
+    assert code == {("dynamics", "inverse_spd"): ablate._diagonal_inverse,
+                    ("dynamics", "mass_matrix"): ablate._diagonal_mass}
+    before = (dynamics.inverse_spd, dynamics.mass_matrix)
+    q = np.asarray(ablate.rollout(model, 4, 3, code)()[0].q)
+    assert (dynamics.inverse_spd, dynamics.mass_matrix) == before and np.all(np.isfinite(q))
+    with pytest.raises(SystemExit, match="diagonal= takes"):
+        ablate.edited(base, "diagonal=solver")

@@ -41,6 +41,13 @@ slot-dependent Jacobians stay as they are (what `_smallest` costs); `choice=firs
 static indices (static gathers, static bodies and masks: what choosing per environment costs in all).
 Humanoid at batch 1024: cheap 0.90–0.94 of base, first 0.82–0.84; Ant 0.95 and 0.85.
 
+Two stand-ins say what the mass matrix's stages cost, and change the physics (the dynamics are not
+the scene's any more): `diagonal=inverse` takes the inverse of M's diagonal for M⁻¹ (what the
+Gauss–Jordan elimination costs: at batch 1024, Humanoid 0.82–0.83 of base in two runs, Ant 0.83),
+`diagonal=mass` puts a diagonal matrix built from the motion subspaces in M's place (what forming M
+costs, with the elimination still run on it: Humanoid 0.90–0.92, Ant 0.85); `diagonal=inverse+mass`
+both.
+
 Random actions in the control range, the batch as given (split over host devices as `step` does), the
 median of --repeats.
 """
@@ -87,6 +94,33 @@ CHOICES = {"cheap": (("constraints", "_smallest"), _first_rows_traced),
            "first": (("constraints", "_closest"), _first_rows_static)}
 
 
+def _diagonal_inverse(a, b=None):
+    """Stand-in for dynamics.inverse_spd: the inverse of a's diagonal, (n, n, B), and its product with
+    b (n, B) or (n, k, B) when given."""
+    import jax.numpy as jnp
+
+    n = a.shape[0]
+    d = 1.0 / jnp.stack([a[i, i] for i in range(n)])                     # (n, B)
+    inv = jnp.eye(n, dtype=a.dtype)[:, :, None] * d[None]
+    if b is None:
+        return inv
+    return inv, (b * d[:, None] if b.ndim == a.ndim else b * d)
+
+
+def _diagonal_mass(m, f, cinert, diag_extra):
+    """Stand-in for dynamics.mass_matrix: a positive diagonal (nv, nv, B) that depends on the frames
+    (1 + |cdof_i|² + diag_extra_i), with no products of the tree's inertias."""
+    import jax.numpy as jnp
+
+    d = 1.0 + jnp.sum(f.cdof * f.cdof, axis=1) + diag_extra[:, None]      # (nv, B)
+    return jnp.eye(m.nv, dtype=d.dtype)[:, :, None] * d[None]
+
+
+# diagonal=… → (the runtime function it replaces while the variant is traced, the stand-in)
+DIAGONAL = {"inverse": (("dynamics", "inverse_spd"), _diagonal_inverse),
+            "mass": (("dynamics", "mass_matrix"), _diagonal_mass)}
+
+
 def edited(m, spec: str):
     """(the edited model, {(module, constant): value} to set while tracing it)."""
     import numpy as np
@@ -123,10 +157,17 @@ def edited(m, spec: str):
                 raise SystemExit(f"ablate: choice= takes {' or '.join(CHOICES)}, not {value!r}")
             target, replacement = CHOICES[value]
             code[target] = replacement
+        elif key == "diagonal":
+            parts = set(value.split("+"))
+            if not parts or not parts <= set(DIAGONAL):
+                raise SystemExit(f"ablate: diagonal= takes {' or '.join(DIAGONAL)} (or both joined by +), "
+                                 f"not {value!r}")
+            code.update(DIAGONAL[k] for k in sorted(parts))
         elif edit == "limits=off":
             fields["jnt_limited"] = type(m.jnt_limited)(np.zeros_like(np.asarray(m.jnt_limited.array)))
         else:
-            raise SystemExit(f"ablate: {edit!r} is not limits=off, choice=cheap|first, field=N (one of "
+            raise SystemExit(f"ablate: {edit!r} is not limits=off, choice=cheap|first, "
+                             f"diagonal=inverse|mass, field=N (one of "
                              f"{', '.join(INT_FIELDS)}), drop=KERNEL or a code edit "
                              f"({', '.join(f'{k}=N' for k in CODE_EDITS)})")
     return m.__class__(**fields), code
