@@ -23,6 +23,9 @@ def _ablate():
     return load_tool("ablate")
 
 
+# The two rollouts of the code edits (11 s and 10 s) run with the slow checks; the choice and the
+# stand-ins stay in the default run.
+@pytest.mark.slow
 def test_code_edits_keep_the_physics_and_restore_the_constants():
     ablate = _ablate()
     base = api.compile(ROOT / "scenes" / "box_on_plane.yaml", measure_jit=False).model
@@ -40,6 +43,7 @@ def test_code_edits_keep_the_physics_and_restore_the_constants():
         ablate.edited(base, "unroll=0")
 
 
+@pytest.mark.slow
 def test_tile_and_inverse_edits_keep_the_physics_and_restore_the_runtime():
     # tile=32 splits a batch of 64 into two tiles (one device per half on a 2-core host: 32 each, so
     # batch 128 to be sure of two tiles per device); inverse_unroll=2 takes two elimination steps per

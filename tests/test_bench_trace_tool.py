@@ -4,6 +4,8 @@ does) and running, and undoes the second variant afterwards."""
 import gc
 import pathlib
 
+import pytest
+
 from scenec.runtime import step as rstep
 
 from conftest import load_tool
@@ -11,6 +13,7 @@ from conftest import load_tool
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow   # a tool's check (14 s), with the slow checks
 def test_each_variant_traces_as_it_says_and_the_pause_is_restored(monkeypatch):
     tool = load_tool("bench_trace")
     paused = rstep.gc_paused

@@ -56,6 +56,7 @@ def test_module_size_counts_instructions_and_fusions():
     assert _tool().module_size(text) == {"instructions": 4, "fusions": 1}
 
 
+@pytest.mark.slow   # a real compile under the profiler, with the slow checks
 def test_this_jaxlib_writes_the_spans_the_tool_reads():
     # A real compile of the pendulum's step: the compile and codegen spans must be found under these
     # names (a jaxlib that renames them would make the tool print nothing for them).

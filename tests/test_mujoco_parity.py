@@ -139,7 +139,10 @@ def random_free_state(model, mj, cmap, rng):
     return q, qd
 
 
-@pytest.mark.parametrize("scene", sorted(LIBRARY))
+# Humanoid (14 s) with the slow checks; the others stay in the default run (its settling against MuJoCo
+# too: test_mujoco_contacts.py)
+@pytest.mark.parametrize("scene", [pytest.param(s, marks=pytest.mark.slow) if s == "humanoid" else s
+                                   for s in sorted(LIBRARY)])
 def test_library_scene_matches_public_model_in_flight(scene):
     public, lift_joint = LIBRARY[scene]
     compiled = api.compile(SCENES_DIR / f"{scene}.yaml", measure_jit=False)

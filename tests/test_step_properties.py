@@ -187,8 +187,10 @@ def test_tiles_are_for_the_cpu_only(monkeypatch):
 POSE_TOL, PATH_TOL = 2e-6, 2e-5
 
 
-# Ant (11 s) with the slow checks; the box keeps a scene with contacts in the default run
-@pytest.mark.parametrize("name, integrator", [("double_pendulum", "euler"), ("double_pendulum", "rk4"),
+# Ant (11 s) and the double pendulum's Euler case (11 s) with the slow checks; the box keeps Euler and a
+# scene with contacts in the default run, the double pendulum RK4
+@pytest.mark.parametrize("name, integrator", [pytest.param("double_pendulum", "euler", marks=pytest.mark.slow),
+                                              ("double_pendulum", "rk4"),
                                               ("box_on_plane", "euler"),
                                               pytest.param("ant", "euler", marks=pytest.mark.slow)])
 def test_output_poses_are_the_frames_at_the_new_q(compiled, name, integrator, monkeypatch):
