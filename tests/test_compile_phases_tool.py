@@ -1,6 +1,6 @@
 """tools/compile_phases.py: its sums of profiler spans (each phase the union of its spans on the
-timeline, the rest what the top-level phases leave of the compile), and the span names it reads as this
-jaxlib's XLA writes them."""
+timeline, by profile_scopes.covered, tested in test_profile_scopes_tool.py; the rest what the top-level
+phases leave of the compile), and the span names it reads as this jaxlib's XLA writes them."""
 
 import pathlib
 
@@ -17,14 +17,6 @@ def _tool():
 
 def _span(name, start, stop, tid=1):
     return {"ph": "X", "name": name, "ts": start, "dur": stop - start, "tid": tid}
-
-
-def test_union_length_counts_each_instant_once():
-    union = _tool().union_length
-    assert union([]) == 0.0
-    assert union([(0, 10), (2, 3), (5, 12)]) == 12
-    assert union([(20, 25), (0, 10), (10, 11)]) == 16
-    assert union([(0, 1), (3, 4)]) == 2
 
 
 def test_phases_are_unions_and_the_rest_is_the_compile_outside_them():

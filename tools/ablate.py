@@ -159,7 +159,7 @@ def edited(m, spec: str):
             code[target] = replacement
         elif key == "diagonal":
             parts = set(value.split("+"))
-            if not parts or not parts <= set(DIAGONAL):
+            if not parts <= set(DIAGONAL):
                 raise SystemExit(f"ablate: diagonal= takes {' or '.join(DIAGONAL)} (or both joined by +), "
                                  f"not {value!r}")
             code.update(DIAGONAL[k] for k in sorted(parts))

@@ -36,11 +36,14 @@ import re
 import subprocess
 import sys
 
+from profile_scopes import covered   # the length of a union of intervals
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-# (label, span name prefix) of the phases reported; spans of one name are summed over threads
+CODEGEN = "Codegen"
+# (label, span name prefix) of the phases reported; a phase's spans count as the union of their intervals
 PHASES = (("spmd partitioner", "spmd-partitioner"), ("of it, Shardy", "shardy-xla"),
-          ("HLO passes", "HLO passes"), ("LLVM codegen", "Codegen"))
+          ("HLO passes", "HLO passes"), ("LLVM codegen", CODEGEN))
 COMPILE = "PjRtCpuClient::Compile"
 
 
@@ -54,25 +57,12 @@ def phase_seconds(events) -> dict:
     for label, prefix in PHASES + (("compile", COMPILE),):
         intervals = [(e["ts"], e["ts"] + e["dur"]) for e in spans if e["name"].startswith(prefix)]
         if intervals:
-            out[label] = union_length(intervals) / 1e6
+            out[label] = covered(intervals) / 1e6
     if "compile" in out:
         top = [(e["ts"], e["ts"] + e["dur"]) for e in spans
                if any(e["name"].startswith(p) for label, p in PHASES if label != "of it, Shardy")]
-        out["rest"] = max(0.0, out["compile"] - union_length(top) / 1e6)
+        out["rest"] = max(0.0, out["compile"] - covered(top) / 1e6)
     return out
-
-
-def union_length(intervals) -> float:
-    """Total length of the union of (start, stop) intervals."""
-    total, end = 0.0, None
-    for a, b in sorted(intervals):
-        if end is None or a > end:
-            total += b - a
-            end = b
-        elif b > end:
-            total += b - end
-            end = b
-    return total
 
 
 def module_size(hlo_text: str) -> dict:
@@ -84,7 +74,7 @@ def module_size(hlo_text: str) -> dict:
 def codegen_tasks(events) -> list:
     """Seconds of each task XLA's compile threads ran inside the codegen span, longest first."""
     spans = [e for e in events if e.get("ph") == "X"]
-    codegen = [(e["ts"], e["ts"] + e["dur"]) for e in spans if e["name"].startswith("Codegen")]
+    codegen = [(e["ts"], e["ts"] + e["dur"]) for e in spans if e["name"].startswith(CODEGEN)]
     return sorted((e["dur"] / 1e6 for e in spans if e["name"] == "TaskDispatcher::dispatch"
                    and any(a <= e["ts"] and e["ts"] + e["dur"] <= b for a, b in codegen)), reverse=True)
 
@@ -172,7 +162,7 @@ def main(argv=None) -> int:
               f"{' (GSPMD)' if args.gspmd else ''}; {r['instructions']:,} HLO instructions, "
               f"{r['fusions']:,} fusions")
         for label, _ in PHASES + (("rest", None),):
-            if label in r["phases"]:
+            if label in r["phases"] and (label != "of it, Shardy" or "spmd partitioner" in r["phases"]):
                 share = f"  {100 * r['phases'][label] / total:4.0f}%" if total else ""
                 print(f"  {label:18s} {r['phases'][label]:6.2f} s{share}")
             if label == "LLVM codegen" and r["codegen_tasks"]:
