@@ -16,8 +16,9 @@ FILE` writes the same figures.
 engines at each batch size (bench_peers.py: MuJoCo's C engine on all cores, MJX, Brax's generalized,
 positional and spring pipelines), states their timestep and solver settings, and prints our simulated
 seconds per wall second as a ratio to each (above 1: we are faster). A peer whose environments blow
-up at our timestep is run again at half of it, then a quarter (`--stable-halvings`), and its ratio at
-the first timestep where it stays finite is printed below the first (`compare_point`). Engines that
+up at our timestep is run again, MJX first with the scene's solver iterations at our timestep
+(`MORE_SOLVER_WORK`), then at half the timestep, then a quarter (`--stable-halvings`), and its ratio
+in the first run where it stays finite is printed below the first (`compare_point`). Engines that
 are not installed get one line saying so. Example (tools/bench_gpu.sh runs the GPU version):
 
     scenec bench scenes/ant.yaml --batch 1,1024 --steps 100 --compare mujoco,mjx,brax --json out.json
@@ -49,8 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds a peer engine may take at one point before it is stopped (default 600)")
     parser.add_argument("--stable-halvings", type=int, default=2, metavar="N",
                         help="a peer that ends with non-finite (or, MuJoCo, reset) environments runs again "
-                             "at half its timestep, up to N times, until none does; its ratio at that "
-                             "stable timestep is reported beside the one at ours (default 2; 0: off)")
+                             "(MJX first with the scene's solver iterations at our timestep) at half its "
+                             "timestep, up to N times, until none does; its ratio in that stable run is "
+                             "reported beside the one at ours (default 2; 0: off)")
     parser.add_argument("--allow-outside", action="store_true")
 
 
@@ -161,10 +163,11 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
     A ratio against a peer whose environments blew up compares with arithmetic on NaNs, not with a
     simulation: the figure that counts is simulated seconds per wall second at a timestep where the
     scene is stable (Brax itself runs its spring and positional Ant at 5 ms, not 10). So a peer that
-    went bad runs again at half its timestep (twice the physics steps over the same simulated
-    seconds, controls held for the same control steps), up to `halvings` times, until a run ends
-    with every environment finite (`_stable_rerun`); that run is the peer's `stable` entry, with its
-    own `ratio`. None when no timestep tried was stable (`stable_tried_down_to` says how far)."""
+    went bad runs again, MJX first with more solver work at our timestep (`MORE_SOLVER_WORK`), then at
+    half its timestep (twice the physics steps over the same simulated seconds, controls held for
+    the same control steps), up to `halvings` times, until a run ends with every environment finite
+    (`_stable_rerun`); that run is the peer's `stable` entry, with its own `ratio`. None when no run
+    tried was stable (`stable_tried_down_to` says how far)."""
     from .bench_peers import run_peer
 
     out = []
@@ -183,26 +186,41 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
     return out
 
 
+# A peer engine with a setting for more solver work tries it at our timestep before any halving
+# (the issue's comparison is at the same timestep): MJX at Brax's Ant options (Newton, 1 iteration,
+# `mjx`) ends non-finite on the exported Ant at 10, 5 and 2.5 ms, and so does MuJoCo's C engine in
+# float64 given the same options (12 of 32 Ant rollouts of 2 s at 5 ms), while with the scene's own
+# iteration count (4: `mjx-ours`) both stay finite at 10 ms (256 and 32 rollouts of 4 s).
+MORE_SOLVER_WORK = {"mjx": "mjx-ours"}
+
+
 def _stable_rerun(engine: str, model, ours: dict, steps: int, repeats: int, timeout: float,
                   halvings: int) -> dict:
-    """`compare_point`'s reruns of an unstable peer at h/2, h/4, …: {"stable": the first run with every
+    """`compare_point`'s reruns of an unstable peer: first, for an engine in MORE_SOLVER_WORK, its
+    variant with the scene's solver iterations at our timestep (when those are more than the engine's
+    own), then that engine (or the variant) at h/2, h/4, …: {"stable": the first run with every
     environment finite, or None; "stable_tried_down_to": the finest timestep run; "stable_error": why
-    a rerun failed, if one did}."""
+    a rerun failed, if one did}. A run's "engine" says which variant it was."""
     import dataclasses
 
-    from .bench_peers import exports, run_peer
+    from .bench_peers import MJX_ITERATIONS, exports, run_peer
 
+    variant = MORE_SOLVER_WORK.get(engine)
+    if variant and int(model.solver_iterations) <= MJX_ITERATIONS:
+        variant = None                    # the variant would run the same solver work again
+    tries = ([(variant, 0)] if variant else []) + [(variant or engine, k) for k in range(1, halvings + 1)]
     found = {"stable": None}
-    for k in range(1, halvings + 1):
+    for name, k in tries:
         finer = dataclasses.replace(model, substeps=model.substeps * 2 ** k)
         try:
-            s = run_peer(engine, finer, exports(finer), ours["batch"], steps, repeats, timeout=timeout)
+            s = run_peer(name, finer, exports(finer), ours["batch"], steps, repeats, timeout=timeout)
         except Exception as e:   # noqa: BLE001  (reported like a failed peer; the first run is kept)
-            print(f"           {'':<17} at h/{2 ** k}: failed ({_first_line(e)})")
+            print(f"           {'':<17} {name} at h/{2 ** k}: failed ({_first_line(e)})")
             return dict(found, stable_error=_first_line(e))
         s["ratio"] = ours["sim_s_per_wall_s"] / s["sim_s_per_wall_s"]
         found["stable_tried_down_to"] = s["timestep"]
-        print(f"           {'':<17} {_peer_line(s)}" + ("" if unstable(s) else "  (stable)"))
+        label = f"{name} " if name != engine else ""
+        print(f"           {label:<17} {_peer_line(s)}" + ("" if unstable(s) else "  (stable)"))
         if not unstable(s):
             return dict(found, stable=s)
     return found

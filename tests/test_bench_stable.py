@@ -1,6 +1,7 @@
 """`scenec bench --compare`'s stable-timestep rerun (compiler/cmd_bench.py `compare_point`): a peer
-whose environments end non-finite runs again at half its timestep until it stays finite, and the
-ratio at that timestep is reported beside the first.
+whose environments end non-finite runs again (MJX first with the scene's solver iterations at our
+timestep) at half its timestep until it stays finite, and the ratio of that run is reported beside
+the first.
 
 No peer engine runs here: `run_peer` is replaced by a stand-in whose stability depends on the
 timestep it is given (the exported MJCF's, read back), so the test checks the timesteps tried, which
@@ -8,6 +9,7 @@ run is taken as stable and its ratio, against figures worked out by hand."""
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import re
 
@@ -68,6 +70,55 @@ def test_a_stable_peer_or_halvings_off_runs_once(pendulum, monkeypatch):
         (r,) = cmd_bench.compare_point(["mujoco"], pendulum, bench_peers.exports(pendulum),
                                        {"batch": 4, "sim_s_per_wall_s": 2.0}, 3, 1, 60.0, halvings=halvings)
         assert calls == pytest.approx([h]) and "stable" not in r
+
+
+def engine_peer(h0: float, stable: set, calls: list):
+    """A peer that stays finite only for the (engine, h0 / timestep) in `stable`, and records each
+    (engine, h0 / timestep) it is asked for."""
+    def run_peer(engine, model, xml, batch, steps, repeats, seed=0, timeout=0.0):
+        h = float(re.search(r'<option[^>]* timestep="([^"]+)"', xml["PGS"]).group(1))
+        key = (engine, round(h0 / h))
+        calls.append(key)
+        return {"engine": engine, "timestep": h, "solver": "Newton", "iterations": 1, "compile_s": 0.0,
+                "physics_steps_per_s": 1000.0, "sim_s_per_wall_s": 1000.0 * h,
+                "nonfinite": 0 if key in stable else batch}
+    return run_peer
+
+
+@pytest.mark.parametrize("stable, tried, taken", [
+    # Brax's MJX options blow up, the scene's iteration count at our timestep holds: no halving
+    ({("mjx-ours", 1)}, [("mjx", 1), ("mjx-ours", 1)], ("mjx-ours", 1)),
+    # neither holds at ours: the variant with more solver work is then halved
+    ({("mjx-ours", 2)}, [("mjx", 1), ("mjx-ours", 1), ("mjx-ours", 2)], ("mjx-ours", 2)),
+    # nothing holds: the variant at ours and both halvings, then none taken
+    (set(), [("mjx", 1), ("mjx-ours", 1), ("mjx-ours", 2), ("mjx-ours", 4)], None),
+])
+def test_unstable_mjx_first_gets_more_solver_work_at_our_timestep(pendulum, stable, tried, taken, monkeypatch):
+    assert pendulum.solver_iterations > bench_peers.MJX_ITERATIONS      # 4 against Brax's 1
+    h = float(pendulum.timestep) / pendulum.substeps
+    calls = []
+    monkeypatch.setattr(bench_peers, "run_peer", engine_peer(h, stable, calls))
+    (r,) = cmd_bench.compare_point(["mjx"], pendulum, bench_peers.exports(pendulum),
+                                   {"batch": 4, "sim_s_per_wall_s": 2.0}, 3, 1, 60.0, halvings=2)
+    assert calls == tried
+    assert r["engine"] == "mjx" and r["ratio"] == pytest.approx(2.0 / (1000 * h))
+    if taken is None:
+        assert r["stable"] is None and r["stable_tried_down_to"] == pytest.approx(h / 4)
+    else:
+        engine, div = taken
+        assert r["stable"]["engine"] == engine and r["stable"]["timestep"] == pytest.approx(h / div)
+        assert r["stable"]["ratio"] == pytest.approx(2.0 / (1000 * h / div))
+
+
+def test_mjx_at_the_engines_own_iteration_count_is_only_halved(pendulum, monkeypatch):
+    """A scene that iterates no more than Brax's MJX options has no variant with more solver work."""
+    model = dataclasses.replace(pendulum, solver_iterations=bench_peers.MJX_ITERATIONS)
+    h = float(model.timestep) / model.substeps
+    calls = []
+    monkeypatch.setattr(bench_peers, "run_peer", engine_peer(h, {("mjx", 2)}, calls))
+    (r,) = cmd_bench.compare_point(["mjx"], model, bench_peers.exports(model),
+                                   {"batch": 4, "sim_s_per_wall_s": 2.0}, 3, 1, 60.0, halvings=2)
+    assert calls == [("mjx", 1), ("mjx", 2)] and r["stable"]["engine"] == "mjx"
 
 
 def test_negative_halvings_is_a_usage_error(capsys):
