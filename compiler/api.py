@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import time
 
 from scenec.schema import load
@@ -69,7 +70,7 @@ class Compiled:
 
     def init(self, q=None, qd=None):
         """The initial state (jitted: forward kinematics op by op would be slow)."""
-        return _jitted("init")(self.model, q, qd)
+        return _jitted_init()(self.model, q, qd)
 
     @property
     def step(self):
@@ -85,25 +86,21 @@ class Compiled:
         return envs.from_model(self.model, self.task, **options)
 
 
-_JIT = {}
+@functools.cache
+def _jitted_init():
+    """runtime.step's `init`, jitted once and shared by every model (structure is static)."""
+    import jax
 
+    from scenec.runtime import step as rstep
 
-def _jitted(name: str):
-    """runtime.step's `step` or `init`, jitted once and shared by every model (structure is static)."""
-    if name not in _JIT:
-        import jax
-
-        from scenec.runtime import step as rstep
-
-        _JIT[name] = jax.jit(getattr(rstep, name))
-    return _JIT[name]
+    return jax.jit(rstep.init)
 
 
 def _jitted_step(model):
-    """`step` bound to `model`."""
-    import functools
+    """runtime.step's `jit_step` bound to `model` (a loop of calls compiles once)."""
+    from scenec.runtime import step as rstep
 
-    return functools.partial(_jitted("step"), model)
+    return functools.partial(rstep.jit_step, model)
 
 
 def compile(source, *, allow_outside: bool = False, verify_each: bool = False,
@@ -143,7 +140,7 @@ def measure_compile(model, batch: int | None = None) -> dict:
 
     from scenec.runtime import step as rstep
 
-    state = _jitted("init")(model, None, None)
+    state = _jitted_init()(model, None, None)
     action = jnp.zeros((model.nu,), state.q.dtype)
     fn = rstep.step
     if batch is not None:  # step takes a batch of states directly

@@ -42,7 +42,6 @@ from scenec.runtime import step as _step
 SCENE_SHA256 = "{sha256}"
 _HERE = _pathlib.Path(__file__)
 model = _io.load_model(_HERE.with_name(_HERE.name[: -len("_step.py")] + ".npz"))
-_jit_step = _jax.jit(_step.step)
 _jit_init = _jax.jit(_step.init)
 
 
@@ -53,7 +52,7 @@ def init(q=None, qd=None):
 
 def step(state, action):
     """Advance one control step with `action` of shape ({nu},) (the actuators' controls)."""
-    return _jit_step(model, state, action)
+    return _step.jit_step(model, state, action)
 
 
 # The scene's task (runtime.task.TaskSpec, stored in the .npz), or None when it has none.

@@ -318,6 +318,50 @@ def split_devices(batch: int) -> list:
     return devices[:1]
 
 
+def carry_sharding(batch: int, split: bool = False):
+    """Where a jitted function should keep a state it carries from call to call when `step` runs
+    `batch` environments at once: on the devices `step` splits them over (`split_devices`),
+    replicated, or with `split` divided along the first axis as `step` returns a batch; None when
+    `step` keeps the batch on one device.
+
+    jax.jit specialises a program on where its inputs lie, and everything a function that splits the
+    batch returns lies on that mesh, while a fresh state lies on one device: a loop that feeds each
+    call's output to the next compiled the function twice (the generated Ant step at batch 1024:
+    2.2 s and 2.0 s; Ant's PPO iteration: 4.4 s and 4.7 s of XLA). Putting the first input here and
+    passing this as the jit's `out_shardings` gives every call the same input placement."""
+    devices = split_devices(batch)
+    if len(devices) == 1:
+        return None
+    mesh = jax.sharding.Mesh(np.asarray(devices), ("envs",))
+    return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("envs") if split
+                                      else jax.sharding.PartitionSpec())
+
+
+@functools.cache
+def _jitted_step(sharding):
+    return jax.jit(step) if sharding is None else jax.jit(step, out_shardings=sharding)
+
+
+def jit_step(m: Model, state: State, action) -> State:
+    """`jax.jit(step)` for a Python loop that feeds each call's state to the next (the generated
+    `<scene>_step.step`): a batch that `step` splits over the host's devices goes in split the way it
+    comes out, so the loop compiles the step once, not twice (`carry_sharding`). Called under a
+    caller's own trace (jit, vmap, grad), it is plain `jax.jit(step)`."""
+    lead = np.shape(state.q)[:-1]
+    sharding = None
+    if lead and not isinstance(state.q, jax.core.Tracer):
+        batch = math.prod(lead)
+        sharding = carry_sharding(batch, split=True)
+        if sharding is not None:
+            whole = carry_sharding(batch)
+            if lead[0] % sharding.mesh.size:            # (2, 3, …) over 2 devices: not along axis 0
+                sharding = whole
+            batched = np.shape(action)[:1] == lead[:1] and np.ndim(action) > 1
+            state = jax.device_put(state, sharding)
+            action = jax.device_put(action, sharding if batched else whole)
+    return _jitted_step(sharding)(m, state, action)
+
+
 def integrate_positions(m: Model, q, qd, h):
     """q ⊕ h·qd joint by joint (q (nq, B), qd (nv, B)): quaternions of ball and free joints turn by the
     body-frame angular velocity (exact rotation for a constant velocity over h)."""

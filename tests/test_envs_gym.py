@@ -85,17 +85,23 @@ def test_vector_env_same_step_autoreset(compiled):
     assert reward.dtype == np.float32 and obs.shape == first.shape
 
 
-def test_vector_env_matches_the_functional_env(compiled):
-    vec = GymVectorEnv(compiled, 4)
+# 64 environments: the step splits them over two host devices (where there are two), and the vector
+# env keeps its state there between steps, so its step compiles once.
+@pytest.mark.parametrize("n", [4, 64])
+def test_vector_env_matches_the_functional_env(compiled, n):
+    vec = GymVectorEnv(compiled, n)
     obs, _ = vec.reset(seed=11)
     env = envs.load(compiled)
     # GymVectorEnv draws its key from its seeded generator; replay the same key
     rng = np.random.default_rng(11)
     key = jax.random.PRNGKey(int(rng.integers(0, 2**31 - 1)))
-    ref = jax.jit(jax.vmap(env.reset))(jax.random.split(key, 4))
+    ref = jax.jit(jax.vmap(env.reset))(jax.random.split(key, n))
     np.testing.assert_array_equal(obs, np.asarray(ref.obs))
-    action = np.full((4, 1), 0.5, np.float32)
-    obs, reward, *_ = vec.step(action)
-    ref = jax.jit(jax.vmap(env.step))(ref, action)
-    np.testing.assert_array_equal(obs, np.asarray(ref.obs))
-    np.testing.assert_array_equal(reward, np.asarray(ref.reward))
+    ref_step = jax.jit(jax.vmap(env.step))
+    for k in range(3):
+        action = np.full((n, 1), 0.5 - 0.25 * k, np.float32)
+        obs, reward, *_ = vec.step(action)
+        ref = ref_step(ref, action)
+        np.testing.assert_array_equal(obs, np.asarray(ref.obs))
+        np.testing.assert_array_equal(reward, np.asarray(ref.reward))
+    assert vec._step._cache_size() == 1

@@ -312,6 +312,30 @@ def test_split_batch_gradients_sum_over_devices(compiled):
 
 
 @needs_two
+@pytest.mark.parametrize("lead", [(192,), (3, 64)])
+def test_a_loop_of_steps_compiles_once(compiled, lead):
+    # A fresh batch lies on one device, one that the split step returned lies across the devices, and
+    # jax.jit specialises on that: a loop of the plain jitted step compiles twice (the control). The
+    # compiled scene's step (`jit_step`, as the generated module's) puts the batch where the step
+    # leaves it (split along a first axis that divides, else replicated), and compiles once. Both run
+    # the same arithmetic in programs XLA compiles separately: float32 rounding (TOL as above).
+    TOL = 2e-5
+    c = compiled["box_on_plane"]
+    s0 = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, lead + x.shape), c.init())
+    s0 = s0.replace(qd=s0.qd + jnp.asarray(np.random.default_rng(4).normal(0, 1.0, s0.qd.shape), s0.qd.dtype))
+    u = jnp.zeros(lead + (c.model.nu,), jnp.float32)
+    plain, a, b = jax.jit(rstep.step), s0, s0
+    placed = rstep._jitted_step(rstep.carry_sharding(192, split=lead[0] % 2 == 0))
+    before = plain._cache_size(), placed._cache_size()      # (jit objects of one function share it)
+    for _ in range(3):
+        a, b = plain(c.model, a, u), c.step(b, u)
+    assert plain._cache_size() == before[0] + 2
+    assert placed._cache_size() == before[1] + 1
+    np.testing.assert_allclose(np.asarray(b.q), np.asarray(a.q), atol=TOL)
+    np.testing.assert_allclose(np.asarray(b.qd), np.asarray(a.qd), atol=TOL)
+
+
+@needs_two
 def test_step_inside_the_callers_shard_map(compiled):
     # Inside the caller's own shard_map (or pmap) the step does not split again, and runs.
     c = compiled["box_on_plane"]

@@ -73,7 +73,10 @@ EVAL_ENVS = 32
 
 @pytest.fixture(scope="module")
 def learners(env):
-    return {algo: runner.make_learner(algo, env, n, s) for algo, (n, s) in SETTINGS.items()}
+    made = {algo: runner.make_learner(algo, env, n, s) for algo, (n, s) in SETTINGS.items()}
+    # 64 environments: the step splits them over two host devices (32 do not: step.split_devices)
+    made["ppo-split"] = runner.make_learner("ppo", env, 64, SETTINGS["ppo"][1])
+    return made
 
 
 def evaluate(learner, state, seed=123):
@@ -98,8 +101,11 @@ def test_learner_improves_the_point_mass(learners, tmp_path, algo, steps):
     assert len(log) == result.iterations and log[-1]["env_steps"] == result.env_steps
 
 
-@pytest.mark.parametrize("algo", ["ppo", "es"])
+@pytest.mark.parametrize("algo", ["ppo", "es", "ppo-split"])
 def test_resume_is_bit_identical(learners, tmp_path, algo):
+    # With a batch split over the host devices, the state an iteration returns lies across them: the
+    # first iteration's state (fresh or resumed) is put there too, or the second iteration would be
+    # another program, compiled again.
     learner = learners[algo]
     total = 6 * learner.env_steps_per_iteration
     kw = dict(total_steps=total, seed=3, eval_every=2, eval_envs=EVAL_ENVS, progress=False)
@@ -119,6 +125,7 @@ def test_resume_is_bit_identical(learners, tmp_path, algo):
                 for line in (tmp_path / folder / "metrics.jsonl").read_text().splitlines()]
 
     assert log("whole") == log("part")
+    assert runner.jitted_iteration(learner)._cache_size() == 1     # three runs, one program
     a, b = (checkpoint.load_policy(tmp_path / d / "policy.npz") for d in ("whole", "part"))
     for x, y in zip(jax.tree_util.tree_leaves(a[1]), jax.tree_util.tree_leaves(b[1])):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))

@@ -22,6 +22,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
+from ..step import carry_sharding
 from .core import Env, TaskEnv
 from .loading import _model_and_task
 from .wrappers import AutoReset, wrap
@@ -90,8 +91,11 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space,
                                                                     self.num_envs)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)
-        self._reset = jax.jit(lambda key: jax.vmap(self.env.reset)(jax.random.split(key, self.num_envs)))
-        self._step = jax.jit(jax.vmap(self.env.step))
+        # The state stays where the step leaves it, reset included, or the second step compiles again.
+        placed = {} if (where := carry_sharding(self.num_envs)) is None else {"out_shardings": where}
+        self._reset = jax.jit(lambda key: jax.vmap(self.env.reset)(jax.random.split(key, self.num_envs)),
+                              **placed)
+        self._step = jax.jit(jax.vmap(self.env.step), **placed)
         self._state = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):

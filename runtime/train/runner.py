@@ -23,6 +23,7 @@ import time
 import jax
 import numpy as np
 
+from .. import step as rstep
 from . import checkpoint, rollout
 from .apg import APG, APGConfig
 from .es import ES, ESConfig
@@ -181,6 +182,9 @@ def train(learner, *, total_steps: int, out_dir, seed: int = 0, resume: bool = F
     (out / "run.json").write_text(json.dumps(dict(run_meta, total_steps=int(total_steps),
                                                   env_steps_per_iteration=per_iter), indent=2) + "\n")
 
+    placement = _placement(learner)
+    if placement is not None:
+        state = jax.device_put(state, placement)
     iteration_fn = jitted_iteration(learner)
     eval_fn = jitted_evaluation(learner, eval_envs, length)
     eval_key = jax.random.PRNGKey(seed + 1_000_003)
@@ -274,12 +278,21 @@ def jitted_init(learner):
     return cache["init"]
 
 
+def _placement(learner):
+    """Where the state lies between iterations (step.carry_sharding for the learner's batch): the
+    first iteration's input is put there and every iteration returns it there, so the iteration
+    compiles once, not twice."""
+    return rstep.carry_sharding(getattr(learner.config, BATCH_FIELD[learner.name]))
+
+
 def jitted_iteration(learner):
     """The learner's jitted iteration, made once per learner (a resumed run in the same process, or
-    a second call of `train`, does not compile it again)."""
+    a second call of `train`, does not compile it again); its state comes out where `_placement` says."""
     cache = learner.__dict__.setdefault("_jitted", {})
     if "iteration" not in cache:
-        cache["iteration"] = jax.jit(learner.iteration)
+        placement = _placement(learner)
+        cache["iteration"] = (jax.jit(learner.iteration) if placement is None
+                              else jax.jit(learner.iteration, out_shardings=placement))
     return cache["iteration"]
 
 
