@@ -151,6 +151,27 @@ def test_episode_length_truncates_and_auto_reset(env, fns):
     assert not np.array_equal(np.asarray(s.obs), np.asarray(s.info["final_obs"]))
 
 
+def test_without_auto_reset_keeps_the_rest_of_the_stack(env, fns):
+    def stack(e):
+        kinds = []
+        while isinstance(e, envs.Wrapper):
+            kinds.append(type(e))
+            e = e.env
+        return kinds + [type(e)]
+
+    before = stack(env)
+    plain = envs.without_auto_reset(env)
+    assert envs.AutoReset in before
+    assert stack(plain) == [k for k in before if k is not envs.AutoReset]
+    assert stack(env) == before                                          # a copy: env is as it was
+    # past the episode's end (7 steps here) it steps on: no fresh episode, the step count goes on
+    s = jax.jit(plain.reset)(jax.random.PRNGKey(3))
+    step = jax.jit(plain.step)
+    for _ in range(8):
+        s = step(s, jnp.array([0.0]))
+    assert int(s.info["steps"]) == 8 and float(s.pipeline_state.time) > 0.0
+
+
 def test_termination_is_not_truncation(fns, base, compiled):
     s = fns["reset"](jax.random.PRNGKey(4))
     far = s.pipeline_state.replace(q=jnp.array([1.99]), qd=jnp.array([5.0]))

@@ -131,6 +131,30 @@ def test_resume_is_bit_identical(learners, tmp_path, algo):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
+def test_evaluation_counts_each_episode_once(learners):
+    # Evaluation leaves the training env's AutoReset out (envs.without_auto_reset): it stops counting
+    # an environment at its first `done`, so nothing a reset would start is ever counted. Reference:
+    # the training env itself, stepped call by call, each environment's rewards summed up to and
+    # including its first `done`. Same returns up to float32 sums in another program (rtol 1e-5).
+    learner = learners["ppo"]
+    assert isinstance(learner.env, envs.AutoReset)
+    params, stats = learner.policy_of(runner.jitted_init(learner)(jax.random.PRNGKey(5)))
+    key, n, length = jax.random.PRNGKey(9), 8, 60                  # 60 > the 40-step episodes
+    out = runner.jitted_evaluation(learner, n, length)(params, stats, key)
+    act = jax.jit(lambda obs: learner.spec.deterministic(params, normalize.normalize(stats, obs)))
+    step = jax.jit(jax.vmap(learner.env.step))
+    s = jax.vmap(learner.env.reset)(jax.random.split(key, n))
+    total, steps, alive = np.zeros(n), np.zeros(n), np.ones(n, bool)
+    for _ in range(length):
+        s = step(s, act(s.obs))
+        total += np.where(alive, np.asarray(s.reward), 0.0)
+        steps += alive
+        alive &= np.asarray(s.done) == 0
+    assert not alive.any()
+    np.testing.assert_allclose(float(out["eval_return"]), total.mean(), rtol=1e-5)
+    assert float(out["eval_length"]) == steps.mean()
+
+
 def test_resume_refuses_another_configuration(learners, env, tmp_path):
     learner = learners["es"]
     runner.train(learner, total_steps=1, out_dir=tmp_path, seed=0, eval_every=0, progress=False)

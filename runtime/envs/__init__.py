@@ -11,7 +11,9 @@ Where it sits: runtime/, between the compiled step and the learners (runtime/tra
 
 from .core import Env, EnvState, PythonTask, TaskEnv
 from .loading import NoTaskError, from_model, load
-from .wrappers import ActionRepeat, AutoReset, Batched, EpisodeLength, Wrapper, differentiable, wrap
+from .wrappers import (ActionRepeat, AutoReset, Batched, EpisodeLength, Wrapper, differentiable,
+                       without_auto_reset, wrap)
 
 __all__ = ["ActionRepeat", "AutoReset", "Batched", "Env", "EnvState", "EpisodeLength", "NoTaskError",
-           "PythonTask", "TaskEnv", "Wrapper", "differentiable", "from_model", "load", "wrap"]
+           "PythonTask", "TaskEnv", "Wrapper", "differentiable", "from_model", "load", "without_auto_reset",
+           "wrap"]

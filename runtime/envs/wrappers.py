@@ -158,3 +158,18 @@ def differentiable(env: Env) -> Env:
     if isinstance(env, TaskEnv):
         return env.with_plain_physics()
     return env
+
+
+def without_auto_reset(env: Env) -> Env:
+    """The same stack with AutoReset left out, for a rollout that stops counting each environment at
+    its first `done` (evaluation, ES's episodes): the reset inside every step is work nothing uses.
+    Ant's evaluation of 16 episodes of 1000 steps: trace and lowering 0.79 s instead of 1.28 s, XLA
+    2.33 s instead of 3.16 s, a run 428 ms instead of 476 ms. After its `done`, an environment steps
+    on from where it ended (a non-finite state stays non-finite; the rollout masks it)."""
+    if isinstance(env, AutoReset):
+        return without_auto_reset(env.env)
+    if isinstance(env, Wrapper):
+        new = copy.copy(env)
+        new.env = without_auto_reset(env.env)
+        return new
+    return env

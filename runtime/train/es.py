@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
 
+from ..envs.wrappers import without_auto_reset
 from . import networks, normalize
 
 
@@ -64,9 +65,10 @@ class ES:
         return self.unravel(state["theta"]), state["normalizer"]
 
     def episode_returns(self, thetas, stats, key):
-        """Returns (P,), and the observation statistics merged with every visited live state."""
+        """Returns (P,), and the observation statistics merged with every visited live state (each
+        member's episode ends at its first `done`: no step resets one)."""
         c = self.config
-        env, spec = self.env, self.spec
+        env, spec = without_auto_reset(self.env), self.spec
         pop = thetas.shape[0]
         states = jax.vmap(env.reset)(jax.random.split(key, pop))
 

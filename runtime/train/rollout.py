@@ -9,6 +9,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ..envs.wrappers import without_auto_reset
 from . import normalize
 
 
@@ -43,7 +44,9 @@ def episodes_flush(ep: dict) -> tuple[dict, dict]:
 
 def evaluate(env, spec, params, stats, key, num_envs: int, length: int) -> dict:
     """Mean return of the deterministic policy over `num_envs` episodes of at most `length` steps
-    (rewards after an environment's first `done` are not counted). Traced; jit the caller."""
+    (rewards after an environment's first `done` are not counted, so no step resets one). Traced;
+    jit the caller."""
+    env = without_auto_reset(env)
     states = jax.vmap(env.reset)(jax.random.split(key, num_envs))
 
     def one(carry, _):
