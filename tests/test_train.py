@@ -22,6 +22,8 @@ from scenec.compiler.cli import main
 from scenec.runtime import envs
 from scenec.runtime.train import checkpoint, networks, normalize, runner
 
+from jaxpr_util import primitives
+
 POINT = """
 name: point
 options: {timestep: 0.05, gravity: [0, 0, 0]}
@@ -129,6 +131,17 @@ def test_resume_is_bit_identical(learners, tmp_path, algo):
     a, b = (checkpoint.load_policy(tmp_path / d / "policy.npz") for d in ("whole", "part"))
     for x, y in zip(jax.tree_util.tree_leaves(a[1]), jax.tree_util.tree_leaves(b[1])):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+@pytest.mark.skipif(len(jax.devices()) < 2, reason="needs two XLA host devices")
+@pytest.mark.parametrize("algo", ["ppo", "es", "apg"])
+def test_splits_batch_says_whether_the_iteration_splits(env, algo):
+    # The runner keeps a learner's state on the step's devices when `splits_batch` says its
+    # environments go through the step's batch path: that is, when its iteration holds the step's
+    # shard_map (64 environments, two devices' worth).
+    learner = runner.make_learner(algo, env, 64, SETTINGS[algo][1])
+    jaxpr = jax.make_jaxpr(learner.iteration)(jax.eval_shape(learner.init, jax.random.PRNGKey(0)))
+    assert ("shard_map" in primitives(jaxpr)) == learner.splits_batch
 
 
 def test_evaluation_counts_each_episode_once(learners):

@@ -35,6 +35,7 @@ class APGConfig:
 
 class APG:
     name = "apg"
+    splits_batch = False   # it vmaps the plain step, per environment, for gradients (runner._placement)
 
     def __init__(self, env, config: APGConfig = APGConfig()):
         from ..envs import differentiable

@@ -40,6 +40,7 @@ def centred_ranks(x):
 
 class ES:
     name = "es"
+    splits_batch = True   # its environments go through step's batch path (runner._placement)
 
     def __init__(self, env, config: ESConfig = ESConfig()):
         if config.population % 2:

@@ -42,6 +42,7 @@ class PPOConfig:
 
 class PPO:
     name = "ppo"
+    splits_batch = True   # its environments go through step's batch path (runner._placement)
 
     def __init__(self, env, config: PPOConfig = PPOConfig()):
         self.env = env

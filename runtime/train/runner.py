@@ -279,9 +279,12 @@ def jitted_init(learner):
 
 
 def _placement(learner):
-    """Where the state lies between iterations (step.carry_sharding for the learner's batch): the
+    """Where the state lies between iterations (step.carry_sharding for the learner's batch, when its
+    environments go through the step's batch path, which splits them over the host's devices): the
     first iteration's input is put there and every iteration returns it there, so the iteration
     compiles once, not twice."""
+    if not learner.splits_batch:
+        return None
     return rstep.carry_sharding(getattr(learner.config, BATCH_FIELD[learner.name]))
 
 
