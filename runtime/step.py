@@ -352,11 +352,27 @@ def _placed(tree, sharding):
         tree)
 
 
+_PLACED_MODELS: dict = {}      # (id(model), sharding) → (model, its copy there); the last few models
+
+
+def _model_on(m: Model, sharding):
+    """The model's arrays replicated on `sharding`'s devices, copied once per model and placement.
+    Left on one device, the split step's program copies every model array to both devices on each
+    call: per call from Python, pendulum batch 64 0.85 ms instead of 0.28 ms, Ant 1024 9.3 ms
+    instead of 8.4 ms."""
+    key = (id(m), sharding)
+    if key not in _PLACED_MODELS:
+        if len(_PLACED_MODELS) >= 8:
+            del _PLACED_MODELS[next(iter(_PLACED_MODELS))]
+        _PLACED_MODELS[key] = (m, jax.device_put(m, sharding))       # (m kept: its id stays its own)
+    return _PLACED_MODELS[key][1]
+
+
 def jit_step(m: Model, state: State, action) -> State:
     """`jax.jit(step)` for a Python loop that feeds each call's state to the next (the generated
     `<scene>_step.step`): a batch that `step` splits over the host's devices goes in split the way it
-    comes out, so the loop compiles the step once, not twice (`carry_sharding`). The action is left
-    where it is (a fresh array each call, placed alike every time). Putting state and action through
+    comes out, so the loop compiles the step once, not twice (`carry_sharding`), and the model's
+    arrays go there once, not on every call (`_model_on`). The action is left where it is (a fresh array each call, placed alike every time). Putting state and action through
     `jax.device_put` on every call cost +0.27 ms a call over the plain jit (pendulum, batch 64) and
     +0.64 ms (Ant, 1024); skipping what is placed and the action, the two are within noise. Called
     under a caller's own trace (jit, vmap, grad), it is plain `jax.jit(step)`."""
@@ -367,6 +383,7 @@ def jit_step(m: Model, state: State, action) -> State:
         sharding = carry_sharding(batch, split=lead[0] % len(split_devices(batch)) == 0)
         if sharding is not None:                # (3, 64) over 2 devices: replicated, not along axis 0
             state = _placed(state, sharding)
+            m = _model_on(m, carry_sharding(batch))
     return _jitted_step(sharding)(m, state, action)
 
 

@@ -317,7 +317,8 @@ def test_a_loop_of_steps_compiles_once(compiled, lead):
     # A fresh batch lies on one device, one that the split step returned lies across the devices, and
     # jax.jit specialises on that: a loop of the plain jitted step compiles twice (the control). The
     # compiled scene's step (`jit_step`, as the generated module's) puts the batch where the step
-    # leaves it (split along a first axis that divides, else replicated), and compiles once. Both run
+    # leaves it (split along a first axis that divides, else replicated) and the model's arrays on
+    # the same devices, and compiles once. Both run
     # the same arithmetic in programs XLA compiles separately: float32 rounding (TOL as above).
     TOL = 2e-5
     c = compiled["box_on_plane"]
@@ -331,6 +332,11 @@ def test_a_loop_of_steps_compiles_once(compiled, lead):
         a, b = plain(c.model, a, u), c.step(b, u)
     assert plain._cache_size() == before[0] + 2
     assert placed._cache_size() == before[1] + 1
+    # the model's arrays went to the devices once, replicated (not copied there on every call)
+    whole = rstep.carry_sharding(192)
+    model = rstep._model_on(c.model, whole)
+    assert model is rstep._model_on(c.model, whole)
+    assert all(x.sharding == whole for x in jax.tree_util.tree_leaves(model))
     np.testing.assert_allclose(np.asarray(b.q), np.asarray(a.q), atol=TOL)
     np.testing.assert_allclose(np.asarray(b.qd), np.asarray(a.qd), atol=TOL)
 
