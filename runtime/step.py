@@ -372,18 +372,20 @@ def jit_step(m: Model, state: State, action) -> State:
     """`jax.jit(step)` for a Python loop that feeds each call's state to the next (the generated
     `<scene>_step.step`): a batch that `step` splits over the host's devices goes in split the way it
     comes out, so the loop compiles the step once, not twice (`carry_sharding`), and the model's
-    arrays go there once, not on every call (`_model_on`). The action is left where it is (a fresh array each call, placed alike every time). Putting state and action through
-    `jax.device_put` on every call cost +0.27 ms a call over the plain jit (pendulum, batch 64) and
-    +0.64 ms (Ant, 1024); skipping what is placed and the action, the two are within noise. Called
-    under a caller's own trace (jit, vmap, grad), it is plain `jax.jit(step)`."""
+    arrays go there once, not on every call (`_model_on`). The action is left where it is (a fresh
+    array each call, placed alike every time). Putting state and action through `jax.device_put` on
+    every call cost +0.27 ms a call over the plain jit (pendulum, batch 64) and +0.64 ms (Ant, 1024);
+    skipping what is placed and the action, the two are within noise. Called under a caller's own
+    trace (jit, vmap, grad), it is plain `jax.jit(step)`."""
     lead = np.shape(state.q)[:-1]
+    traced = isinstance(state.q, jax.core.Tracer)
+    devices = tuple(split_devices(math.prod(lead))) if lead and not traced else ()
     sharding = None
-    if lead and not isinstance(state.q, jax.core.Tracer):
-        batch = math.prod(lead)
-        sharding = carry_sharding(batch, split=lead[0] % len(split_devices(batch)) == 0)
-        if sharding is not None:                # (3, 64) over 2 devices: replicated, not along axis 0
-            state = _placed(state, sharding)
-            m = _model_on(m, carry_sharding(batch))
+    if len(devices) > 1:
+        whole = _sharding_over(devices, False)
+        # split along the first axis when it divides ((3, 64) over 2 devices: replicated)
+        sharding = _sharding_over(devices, True) if lead[0] % len(devices) == 0 else whole
+        state, m = _placed(state, sharding), _model_on(m, whole)
     return _jitted_step(sharding)(m, state, action)
 
 
