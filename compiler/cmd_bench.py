@@ -101,7 +101,7 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
         cost = {}
     # A batch split over host devices compiles to one program per device on its share of the batch:
     # its cost counts that share, so the whole batch's is `devices` times it.
-    devices = len(rstep.split_devices(batch))
+    devices = len(rstep.split_devices(batch, model))
     # The timed runs: `steps` control steps with random actions in one jitted scan.
     run = rollout_fn(model, batch, steps).lower(jax.random.PRNGKey(0)).compile()
     jax.block_until_ready(run(jax.random.PRNGKey(0)))                 # warm-up

@@ -105,7 +105,7 @@ def step(m: Model, state: State, action) -> State:
     batch = math.prod(lead)
     flat = lambda x: x.reshape((batch,) + x.shape[len(lead):])         # noqa: E731
     args = (flat(state.q), flat(state.qd), flat(action))
-    devices = split_devices(batch)
+    devices = split_devices(batch, m)
     if len(devices) > 1:
         # One program per device on its share of the batch (shard_map); the model's values go in as
         # replicated arguments, so gradients with respect to them are summed over the devices.
@@ -304,32 +304,100 @@ def _tile(batch: int, cap: int = TILE) -> int:
     return best if best >= TILE // 4 else batch
 
 
-def split_devices(batch: int) -> list:
-    """The devices `step` splits a batch over: the most of the host's CPU devices (runtime/__init__.py
-    makes one per core) that divide the batch and leave each at least TILE/4 environments; a single
-    device for a small batch, a single host device, another backend (a GPU runs the whole batch), or
-    inside the caller's own mesh (`pmap`, `shard_map`, `jax.set_mesh`: the caller places the batch)."""
+# A split costs something a call however small the batch: the program runs on two devices and waits
+# for both, and each array goes in and comes out in two pieces. Measured on 2 cores (one device vs
+# split, /tmp A/B of every shipped scene at batches 16, 64 and 256): ~0.1-0.35 ms more per call from
+# Python, ~10 µs more per turn of a jitted scan. So the step splits a batch only when one device's
+# work on it is larger than that by enough (`split_devices`), estimated from the scene's structure
+# (`env_cost_us`) in microseconds of one device's time for the whole batch and one control step:
+# - "scan" (a jitted loop: training, evaluation, `scenec run`, `scenec bench`): from 20 µs. Pendulum
+#   at 64 environments (one device 15 µs) ran 0.015 → 0.023 ms a step split; cartpole, ball,
+#   box_on_plane and reacher at 64 (est. 24–46 µs) ran ×1.3–1.4 faster split, as did Ant and
+#   Humanoid at 16 (×1.1–1.6) and 4–8 (×1.4–1.8);
+# - "call" (`jit_step` and `GymVectorEnv`: one call from Python per control step): from 1000 µs.
+#   The six light scenes at 256 environments ran 0.15–0.27 ms a call on one device and 0.25–0.51
+#   ms split; hopper, walker2d, ur5e and half_cheetah at 64 (est. 0.4–1.0 ms) about even; Ant and
+#   fetch at 16 (0.3 ms) ×0.65–0.8 split, Humanoid at 16 (1.3 ms) ×1.1, grasp at 16 (1.0 ms) ×0.85;
+#   at 64 and up those four ran ×1.3–2.2 faster split.
+SPLIT_FROM_US = {"scan": 20.0, "call": 1000.0}
+_POLICY = ["scan"]        # the current one: "call" inside `calls_from_python`
+
+
+@contextlib.contextmanager
+def calls_from_python():
+    """Within the block, a step traced for a batch splits it as a program called once per control
+    step from Python should (`SPLIT_FROM_US["call"]`), not as a jitted loop's body. `jit_step` and
+    `GymVectorEnv` trace under it; so should `carry_sharding` for their placements."""
+    _POLICY.append("call")
+    try:
+        yield
+    finally:
+        _POLICY.pop()
+
+
+# Units of `env_cost_us`'s count per microsecond of one core's time, fitted (geometric mean) to the
+# shipped scenes' one-device scan at 256 environments on this project's 2-core machine. Estimate
+# against measured: 0.71–1.42 over all fourteen scenes, which run 0.25 µs (pendulum) to 59 µs
+# (Humanoid) per environment and control step.
+_UNITS_PER_US = 12_800
+
+
+def env_cost_us(m: Model) -> float:
+    """An estimate of one environment's control step on one core, in µs, from the scene's structure:
+    per substep the mass matrix's elimination (dynamics.elimination_floats, read once per dof) and
+    the frames (per body), run once per Runge–Kutta stage, the solver's sweeps over its rows
+    (constraints.solver_row_floats), W = J·M⁻¹ of the contact slots, and the collision kernels."""
+    nv = m.nv
+    candidates = sum(len(g.geom1) * g.ncon for g in m.pair_groups)
+    slots = min(m.contact_budget, candidates) if m.contact_budget > 0 else candidates
+    stages = 4 if m.integrator == "rk4" else 1
+    units = (stages * (4 * nv * dynamics.elimination_floats(m) + 1500 * m.nbody)
+             + 4 * m.solver_iterations * constraints.solver_row_floats(m)
+             + 6 * slots * nv * nv + 100 * candidates)
+    return m.substeps * units / _UNITS_PER_US
+
+
+_COSTS: dict = {}          # id(model) → (model, env_cost_us): jit_step asks on every call
+
+
+def _env_cost(m: Model) -> float:
+    if id(m) not in _COSTS:
+        if len(_COSTS) >= 32:
+            del _COSTS[next(iter(_COSTS))]
+        _COSTS[id(m)] = (m, env_cost_us(m))
+    return _COSTS[id(m)][1]
+
+
+def split_devices(batch: int, m: Model) -> list:
+    """The devices `step` splits a batch of `m`'s environments over: the most of the host's CPU
+    devices (runtime/__init__.py makes one per core) that divide the batch and leave each at least
+    half of `SPLIT_FROM_US` (for the policy in force: `calls_from_python`) of work, estimated by
+    `env_cost_us`; a single device for a batch too light to pay for the split, a single host
+    device, another backend (a GPU runs the whole batch), or inside the caller's own mesh (`pmap`,
+    `shard_map`, `jax.set_mesh`: the caller places the batch)."""
     devices = jax.devices()
     mine = jax.sharding.get_abstract_mesh().empty
     if mine and batch > 1 and len(devices) > 1 and devices[0].platform == "cpu":
+        work = batch * _env_cost(m)
+        least = SPLIT_FROM_US[_POLICY[-1]] / 2
         for n in range(len(devices), 1, -1):
-            if batch % n == 0 and batch // n >= TILE // 4:
+            if batch % n == 0 and work / n >= least:
                 return devices[:n]
     return devices[:1]
 
 
-def carry_sharding(batch: int, split: bool = False):
+def carry_sharding(m: Model, batch: int, split: bool = False):
     """Where a jitted function should keep a state it carries from call to call when `step` runs
-    `batch` environments at once: on the devices `step` splits them over (`split_devices`),
-    replicated, or with `split` divided along the first axis as `step` returns a batch; None when
-    `step` keeps the batch on one device.
+    `batch` environments of `m` at once: on the devices `step` splits them over (`split_devices`,
+    under the same policy as the function's trace), replicated, or with `split` divided along the
+    first axis as `step` returns a batch; None when `step` keeps the batch on one device.
 
     jax.jit specialises a program on where its inputs lie, and everything a function that splits the
     batch returns lies on that mesh, while a fresh state lies on one device: a loop that feeds each
     call's output to the next compiled the function twice (the generated Ant step at batch 1024:
     2.2 s and 2.0 s; Ant's PPO iteration: 4.4 s and 4.7 s of XLA). Putting the first input here and
     passing this as the jit's `out_shardings` gives every call the same input placement."""
-    devices = split_devices(batch)
+    devices = split_devices(batch, m)
     return None if len(devices) == 1 else _sharding_over(tuple(devices), split)
 
 
@@ -340,9 +408,17 @@ def _sharding_over(devices: tuple, split: bool):
                                       else jax.sharding.PartitionSpec())
 
 
+def _step_called_from_python(m: Model, state: State, action) -> State:
+    with calls_from_python():
+        return step(m, state, action)
+
+
 @functools.cache
-def _jitted_step(sharding):
-    return jax.jit(step) if sharding is None else jax.jit(step, out_shardings=sharding)
+def _jitted_step(sharding, from_python: bool = False):
+    """jax.jit of the step, one per placement of its output and policy: jax caches a function's trace
+    by the function, so the policy is a function of its own, not only a context around one."""
+    fn = _step_called_from_python if from_python else step
+    return jax.jit(fn) if sharding is None else jax.jit(fn, out_shardings=sharding)
 
 
 def _placed(tree, sharding):
@@ -375,18 +451,21 @@ def jit_step(m: Model, state: State, action) -> State:
     arrays go there once, not on every call (`_model_on`). The action is left where it is (a fresh
     array each call, placed alike every time). Putting state and action through `jax.device_put` on
     every call cost +0.27 ms a call over the plain jit (pendulum, batch 64) and +0.64 ms (Ant, 1024);
-    skipping what is placed and the action, the two are within noise. Called under a caller's own
-    trace (jit, vmap, grad), it is plain `jax.jit(step)`."""
+    skipping what is placed and the action, the two are within noise. It splits a batch only where
+    a call's work pays for the split (`calls_from_python`). Called under a caller's own trace (jit,
+    vmap, grad), it is plain `jax.jit(step)`, split as the caller's trace decides."""
     lead = np.shape(state.q)[:-1]
-    traced = isinstance(state.q, jax.core.Tracer)
-    devices = tuple(split_devices(math.prod(lead))) if lead and not traced else ()
+    if isinstance(state.q, jax.core.Tracer):
+        return _jitted_step(None)(m, state, action)               # the caller's trace and policy
+    with calls_from_python():
+        devices = tuple(split_devices(math.prod(lead), m)) if lead else ()
     sharding = None
     if len(devices) > 1:
         whole = _sharding_over(devices, False)
         # split along the first axis when it divides ((3, 64) over 2 devices: replicated)
         sharding = _sharding_over(devices, True) if lead[0] % len(devices) == 0 else whole
         state, m = _placed(state, sharding), _model_on(m, whole)
-    return _jitted_step(sharding)(m, state, action)
+    return _jitted_step(sharding, True)(m, state, action)
 
 
 def integrate_positions(m: Model, q, qd, h):

@@ -19,7 +19,7 @@ def test_each_variant_traces_as_it_says_and_the_pause_is_restored(monkeypatch):
     paused = rstep.gc_paused
     original = rstep.split_devices
     during = []           # the collector's state while the step is traced
-    monkeypatch.setattr(rstep, "split_devices", lambda batch: (during.append(gc.isenabled()), original(batch))[1])
+    monkeypatch.setattr(rstep, "split_devices", lambda batch, m: (during.append(gc.isenabled()), original(batch, m))[1])
     for variant in (True, False):
         out = tool._once(str(ROOT / "scenes" / "pendulum.yaml"), 4, variant)
         assert set(out) == {"trace_s", "lower_s"} and all(v > 0 for v in out.values())

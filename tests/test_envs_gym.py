@@ -15,6 +15,7 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from scenec.compiler.api import compile  # noqa: E402
 from scenec.runtime import envs  # noqa: E402
+from scenec.runtime import step as rstep  # noqa: E402
 from scenec.runtime.envs.gym import GymEnv, GymVectorEnv  # noqa: E402
 
 POINT = """
@@ -85,10 +86,14 @@ def test_vector_env_same_step_autoreset(compiled):
     assert reward.dtype == np.float32 and obs.shape == first.shape
 
 
-# 64 environments: the step splits them over two host devices (where there are two), and the vector
-# env keeps its state there between steps, so its step compiles once.
-@pytest.mark.parametrize("n", [4, 64])
-def test_vector_env_matches_the_functional_env(compiled, n):
+# With `split`, the step splits the 64 environments over two host devices (where there are two:
+# step.SPLIT_FROM_US set to 0, since this scene's batch is far too light to pay for a split), and the
+# vector env keeps its state there between steps, so its step compiles once.
+@pytest.mark.parametrize("n,split", [(4, False), (64, False), (64, True)])
+def test_vector_env_matches_the_functional_env(compiled, n, split, monkeypatch):
+    if split:
+        monkeypatch.setitem(rstep.SPLIT_FROM_US, "call", 0.0)
+        monkeypatch.setitem(rstep.SPLIT_FROM_US, "scan", 0.0)
     vec = GymVectorEnv(compiled, n)
     obs, _ = vec.reset(seed=11)
     env = envs.load(compiled)
@@ -105,3 +110,5 @@ def test_vector_env_matches_the_functional_env(compiled, n):
         np.testing.assert_array_equal(obs, np.asarray(ref.obs))
         np.testing.assert_array_equal(reward, np.asarray(ref.reward))
     assert vec._step._cache_size() == 1
+    spread = len(vec._state.obs.sharding.device_set) > 1
+    assert spread == (split and len(jax.devices()) > 1 and jax.devices()[0].platform == "cpu")

@@ -243,12 +243,54 @@ class _FakeDevice:
 
 
 def test_split_sizes(monkeypatch):
-    # A batch is split over the most host CPU devices that divide it and leave each >= TILE/4 envs.
+    # A batch is split over the most host CPU devices that divide it and leave each at least half of
+    # SPLIT_FROM_US of work by the cost estimate: here 1 µs per environment, so 10 environments a
+    # device in a jitted loop ("scan"), 500 for calls from Python.
     monkeypatch.setattr(jax, "devices", lambda *a: [_FakeDevice("cpu")] * 4)
-    sizes = {b: len(rstep.split_devices(b)) for b in (1024, 96, 64, 63, 1021, 1)}
-    assert sizes == {1024: 4, 96: 3, 64: 2, 63: 1, 1021: 1, 1: 1}
+    monkeypatch.setattr(rstep, "_env_cost", lambda m: 1.0)
+    sizes = {b: len(rstep.split_devices(b, None)) for b in (1024, 96, 64, 63, 1021, 24, 18, 19, 1)}
+    assert sizes == {1024: 4, 96: 4, 64: 4, 63: 3, 1021: 1, 24: 2, 18: 1, 19: 1, 1: 1}
+    with rstep.calls_from_python():
+        sizes = {b: len(rstep.split_devices(b, None)) for b in (4096, 2048, 1024, 999, 998)}
+    assert sizes == {4096: 4, 2048: 4, 1024: 2, 999: 1, 998: 1}
+    assert len(rstep.split_devices(1024, None)) == 4                    # the policy is restored
     monkeypatch.setattr(jax, "devices", lambda *a: [_FakeDevice("gpu")] * 4)
-    assert len(rstep.split_devices(1024)) == 1                     # other backends: the caller decides
+    assert len(rstep.split_devices(1024, None)) == 1                     # other backends: the caller decides
+
+
+# The split's cost estimate against the step's own arithmetic: floating-point operations in the jaxpr
+# of one environment's control step (tools/flops_by_scope.py, which counts what the code asks for).
+# Over the fourteen shipped scenes that count runs 10.4k–34.9k per estimated µs (the estimate was
+# fitted to time, not to operations: the light scenes' time goes to overhead, the contact scenes'
+# operations to cheap selects), so each scene here must fall within a factor of 2 of 20k.
+FLOPS_PER_US, FACTOR = 20_000, 2.0
+
+
+@pytest.mark.parametrize("name", [n for n in SCENES if n != "ant"])
+def test_the_cost_estimate_follows_the_step_arithmetic(compiled, name):
+    from conftest import load_tool
+
+    m = compiled[name].model
+    flops = sum(load_tool("flops_by_scope").step_flops(m, 1).values())
+    ratio = flops / rstep.env_cost_us(m) / FLOPS_PER_US
+    assert 1 / FACTOR <= ratio <= FACTOR, f"{name}: {flops:.0f} FLOPs, {rstep.env_cost_us(m):.2f} µs"
+
+
+def test_a_light_batch_stays_on_one_device_and_a_heavy_one_splits(compiled):
+    # Ant (20 µs per environment by the estimate) at 16 environments splits in a jitted loop, not
+    # for calls from Python; the pendulum (0.2 µs) at 64 splits in neither. The box (0.6 µs) at 256
+    # splits in the plain jitted step and not in `jit_step`, whichever is traced first.
+    two = 2 if len(jax.devices()) > 1 and jax.devices()[0].platform == "cpu" else 1
+    ant, pendulum, box = (compiled[n].model for n in ("ant", "pendulum", "box_on_plane"))
+    assert len(rstep.split_devices(16, ant)) == two
+    assert rstep.carry_sharding(pendulum, 64) is None
+    with rstep.calls_from_python():
+        assert len(rstep.split_devices(16, ant)) == 1
+        assert len(rstep.split_devices(1024, ant)) == two
+    u = jnp.zeros((256, box.nu))
+    s = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (256,) + x.shape), compiled["box_on_plane"].init())
+    assert len(jax.jit(rstep.step)(box, s, u).q.sharding.device_set) == two
+    assert len(rstep.jit_step(box, s, u).q.sharding.device_set) == 1
 
 
 needs_two = pytest.mark.skipif(len(jax.devices()) < 2 or jax.devices()[0].platform != "cpu",
@@ -266,7 +308,7 @@ def _split_and_whole(c, seed):
     s0 = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (256,) + x.shape), c.init())
     s0 = s0.replace(qd=s0.qd + jnp.asarray(rng.normal(0, 1.0, s0.qd.shape), s0.qd.dtype))
     u = jnp.zeros((256, c.model.nu), jnp.float32)
-    assert len(rstep.split_devices(256)) >= 2
+    assert len(rstep.split_devices(256, c.model)) >= 2
 
     def split(m, s):
         return rstep.step(m, s, u)
@@ -313,27 +355,31 @@ def test_split_batch_gradients_sum_over_devices(compiled):
 
 @needs_two
 @pytest.mark.parametrize("lead", [(192,), (3, 64)])
-def test_a_loop_of_steps_compiles_once(compiled, lead):
+def test_a_loop_of_steps_compiles_once(compiled, lead, monkeypatch):
     # A fresh batch lies on one device, one that the split step returned lies across the devices, and
     # jax.jit specialises on that: a loop of the plain jitted step compiles twice (the control). The
     # compiled scene's step (`jit_step`, as the generated module's) puts the batch where the step
     # leaves it (split along a first axis that divides, else replicated) and the model's arrays on
     # the same devices, and compiles once. Both run
     # the same arithmetic in programs XLA compiles separately: float32 rounding (TOL as above).
+    # (The box's 192 environments are too light to pay for a split called from Python,
+    # step.SPLIT_FROM_US: a threshold of 0 splits them.)
     TOL = 2e-5
+    monkeypatch.setitem(rstep.SPLIT_FROM_US, "call", 0.0)
+    monkeypatch.setitem(rstep.SPLIT_FROM_US, "scan", 0.0)
     c = compiled["box_on_plane"]
     s0 = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, lead + x.shape), c.init())
     s0 = s0.replace(qd=s0.qd + jnp.asarray(np.random.default_rng(4).normal(0, 1.0, s0.qd.shape), s0.qd.dtype))
     u = jnp.zeros(lead + (c.model.nu,), jnp.float32)
     plain, a, b = jax.jit(rstep.step), s0, s0
-    placed = rstep._jitted_step(rstep.carry_sharding(192, split=lead[0] % 2 == 0))
+    placed = rstep._jitted_step(rstep.carry_sharding(c.model, 192, split=lead[0] % 2 == 0), True)
     before = plain._cache_size(), placed._cache_size()      # (jit objects of one function share it)
     for _ in range(3):
         a, b = plain(c.model, a, u), c.step(b, u)
     assert plain._cache_size() == before[0] + 2
     assert placed._cache_size() == before[1] + 1
     # the model's arrays went to the devices once, replicated (not copied there on every call)
-    whole = rstep.carry_sharding(192)
+    whole = rstep.carry_sharding(c.model, 192)
     model = rstep._model_on(c.model, whole)
     assert model is rstep._model_on(c.model, whole)
     assert all(x.sharding == whole for x in jax.tree_util.tree_leaves(model))
@@ -458,7 +504,7 @@ def test_the_collector_is_paused_only_while_the_step_runs(compiled, monkeypatch)
     c = compiled["pendulum"]
     seen = []
     original = rstep.split_devices
-    monkeypatch.setattr(rstep, "split_devices", lambda batch: (seen.append(gc.isenabled()), original(batch))[1])
+    monkeypatch.setattr(rstep, "split_devices", lambda batch, m: (seen.append(gc.isenabled()), original(batch, m))[1])
     s = rstep.init(c.model)
     assert gc.isenabled()
     jax.jit(rstep.step)(c.model, s, jnp.zeros(c.model.nu))

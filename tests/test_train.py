@@ -20,6 +20,7 @@ import pytest
 from scenec.compiler.api import compile
 from scenec.compiler.cli import main
 from scenec.runtime import envs
+from scenec.runtime import step as rstep
 from scenec.runtime.train import checkpoint, networks, normalize, runner
 
 from jaxpr_util import primitives
@@ -76,7 +77,8 @@ EVAL_ENVS = 32
 @pytest.fixture(scope="module")
 def learners(env):
     made = {algo: runner.make_learner(algo, env, n, s) for algo, (n, s) in SETTINGS.items()}
-    # 64 environments: the step splits them over two host devices (32 do not: step.split_devices)
+    # 64 environments, split over two host devices where the test says so (the point mass's batch
+    # is far too light to pay for a split: step.SPLIT_FROM_US, set to 0 by `split_anything`)
     made["ppo-split"] = runner.make_learner("ppo", env, 64, SETTINGS["ppo"][1])
     return made
 
@@ -103,12 +105,21 @@ def test_learner_improves_the_point_mass(learners, tmp_path, algo, steps):
     assert len(log) == result.iterations and log[-1]["env_steps"] == result.env_steps
 
 
+def split_anything(monkeypatch):
+    """The step splits any batch that divides over the host devices, however light."""
+    monkeypatch.setitem(rstep.SPLIT_FROM_US, "scan", 0.0)
+    monkeypatch.setitem(rstep.SPLIT_FROM_US, "call", 0.0)
+
+
 @pytest.mark.parametrize("algo", ["ppo", "es", "ppo-split"])
-def test_resume_is_bit_identical(learners, tmp_path, algo):
+def test_resume_is_bit_identical(learners, tmp_path, algo, monkeypatch):
     # With a batch split over the host devices, the state an iteration returns lies across them: the
     # first iteration's state (fresh or resumed) is put there too, or the second iteration would be
     # another program, compiled again.
+    if algo == "ppo-split":
+        split_anything(monkeypatch)
     learner = learners[algo]
+    assert (runner._placement(learner) is not None) == (algo == "ppo-split" and len(jax.devices()) > 1)
     total = 6 * learner.env_steps_per_iteration
     kw = dict(total_steps=total, seed=3, eval_every=2, eval_envs=EVAL_ENVS, progress=False)
     whole = runner.train(learner, out_dir=tmp_path / "whole", **kw)
@@ -135,10 +146,11 @@ def test_resume_is_bit_identical(learners, tmp_path, algo):
 
 @pytest.mark.skipif(len(jax.devices()) < 2, reason="needs two XLA host devices")
 @pytest.mark.parametrize("algo", ["ppo", "es", "apg"])
-def test_splits_batch_says_whether_the_iteration_splits(env, algo):
+def test_splits_batch_says_whether_the_iteration_splits(env, algo, monkeypatch):
     # The runner keeps a learner's state on the step's devices when `splits_batch` says its
     # environments go through the step's batch path: that is, when its iteration holds the step's
-    # shard_map (64 environments, two devices' worth).
+    # shard_map (64 environments, split however light).
+    split_anything(monkeypatch)
     learner = runner.make_learner(algo, env, 64, SETTINGS[algo][1])
     jaxpr = jax.make_jaxpr(learner.iteration)(jax.eval_shape(learner.init, jax.random.PRNGKey(0)))
     assert ("shard_map" in primitives(jaxpr)) == learner.splits_batch

@@ -22,7 +22,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from ..step import carry_sharding
+from ..step import calls_from_python, carry_sharding
 from .core import Env, TaskEnv
 from .loading import _model_and_task
 from .wrappers import AutoReset, wrap
@@ -91,11 +91,23 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space,
                                                                     self.num_envs)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)
-        # The state stays where the step leaves it, reset included, or the second step compiles again.
-        placed = {} if (where := carry_sharding(self.num_envs)) is None else {"out_shardings": where}
-        self._reset = jax.jit(lambda key: jax.vmap(self.env.reset)(jax.random.split(key, self.num_envs)),
-                              **placed)
-        self._step = jax.jit(jax.vmap(self.env.step), **placed)
+        # Called once per step from Python, the step splits the batch only where a call's work pays
+        # for it (step.calls_from_python, entered while the two functions are traced); the state
+        # stays where the step leaves it, reset included, or the second step compiles again.
+        with calls_from_python():
+            where = carry_sharding(base.model, self.num_envs)
+        placed = {} if where is None else {"out_shardings": where}
+
+        def reset(key):
+            with calls_from_python():
+                return jax.vmap(self.env.reset)(jax.random.split(key, self.num_envs))
+
+        def step(state, actions):
+            with calls_from_python():
+                return jax.vmap(self.env.step)(state, actions)
+
+        self._reset = jax.jit(reset, **placed)
+        self._step = jax.jit(step, **placed)
         self._state = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):

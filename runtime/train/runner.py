@@ -285,7 +285,7 @@ def _placement(learner):
     compiles once, not twice."""
     if not learner.splits_batch:
         return None
-    return rstep.carry_sharding(getattr(learner.config, BATCH_FIELD[learner.name]))
+    return rstep.carry_sharding(learner.env.model, getattr(learner.config, BATCH_FIELD[learner.name]))
 
 
 def jitted_iteration(learner):
