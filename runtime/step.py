@@ -310,16 +310,18 @@ def _tile(batch: int, cap: int = TILE) -> int:
 # Python, ~10 µs more per turn of a jitted scan. So the step splits a batch only when one device's
 # work on it is larger than that by enough (`split_devices`), estimated from the scene's structure
 # (`env_cost_us`) in microseconds of one device's time for the whole batch and one control step:
-# - "scan" (a jitted loop: training, evaluation, `scenec run`, `scenec bench`): from 20 µs. Pendulum
-#   at 64 environments (one device 15 µs) ran 0.015 → 0.023 ms a step split; cartpole, ball,
-#   box_on_plane and reacher at 64 (est. 24–46 µs) ran ×1.3–1.4 faster split, as did Ant and
-#   Humanoid at 16 (×1.1–1.6) and 4–8 (×1.4–1.8);
+# - "scan" (a jitted loop: training, evaluation, `scenec run`, `scenec bench`): from 12 µs. The step
+#   alone in a scan: ball and box_on_plane at 16 environments (est. 6–9 µs) ran ×0.55–0.65 split,
+#   reacher and cartpole at 16 (12 µs) even, the pendulum at 64 (15 µs) ×0.66; in `scenec run`'s
+#   rollout, whose random actions split too, the pendulum at 64 ran ×1.6 faster split. Cartpole,
+#   ball, box_on_plane and reacher at 64 (est. 24–46 µs) ran ×1.3–1.4 faster split, Ant, hopper and
+#   half_cheetah at 16 ×1.35–1.5, Ant at 8 ×1.7 and Humanoid at 8 ×2.1;
 # - "call" (`jit_step` and `GymVectorEnv`: one call from Python per control step): from 1000 µs.
 #   The six light scenes at 256 environments ran 0.15–0.27 ms a call on one device and 0.25–0.51
 #   ms split; hopper, walker2d, ur5e and half_cheetah at 64 (est. 0.4–1.0 ms) about even; Ant and
 #   fetch at 16 (0.3 ms) ×0.65–0.8 split, Humanoid at 16 (1.3 ms) ×1.1, grasp at 16 (1.0 ms) ×0.85;
 #   at 64 and up those four ran ×1.3–2.2 faster split.
-SPLIT_FROM_US = {"scan": 20.0, "call": 1000.0}
+SPLIT_FROM_US = {"scan": 12.0, "call": 1000.0}
 _POLICY = ["scan"]        # the current one: "call" inside `calls_from_python`
 
 

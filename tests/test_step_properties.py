@@ -244,12 +244,13 @@ class _FakeDevice:
 
 def test_split_sizes(monkeypatch):
     # A batch is split over the most host CPU devices that divide it and leave each at least half of
-    # SPLIT_FROM_US of work by the cost estimate: here 1 µs per environment, so 10 environments a
+    # SPLIT_FROM_US of work by the cost estimate: here 1 µs per environment, so 6 environments a
     # device in a jitted loop ("scan"), 500 for calls from Python.
     monkeypatch.setattr(jax, "devices", lambda *a: [_FakeDevice("cpu")] * 4)
     monkeypatch.setattr(rstep, "_env_cost", lambda m: 1.0)
-    sizes = {b: len(rstep.split_devices(b, None)) for b in (1024, 96, 64, 63, 1021, 24, 18, 19, 1)}
-    assert sizes == {1024: 4, 96: 4, 64: 4, 63: 3, 1021: 1, 24: 2, 18: 1, 19: 1, 1: 1}
+    monkeypatch.setattr(rstep, "SPLIT_FROM_US", {"scan": 12.0, "call": 1000.0})
+    sizes = {b: len(rstep.split_devices(b, None)) for b in (1024, 96, 63, 1021, 24, 18, 12, 10, 19, 1)}
+    assert sizes == {1024: 4, 96: 4, 63: 3, 1021: 1, 24: 4, 18: 3, 12: 2, 10: 1, 19: 1, 1: 1}
     with rstep.calls_from_python():
         sizes = {b: len(rstep.split_devices(b, None)) for b in (4096, 2048, 1024, 999, 998)}
     assert sizes == {4096: 4, 2048: 4, 1024: 2, 999: 1, 998: 1}
@@ -278,13 +279,14 @@ def test_the_cost_estimate_follows_the_step_arithmetic(compiled, name):
 
 def test_a_light_batch_stays_on_one_device_and_a_heavy_one_splits(compiled):
     # Ant (20 µs per environment by the estimate) at 16 environments splits in a jitted loop, not
-    # for calls from Python; the pendulum (0.2 µs) at 64 splits in neither. The box (0.6 µs) at 256
+    # for calls from Python; the pendulum (0.2 µs) at 32 splits in neither. The box (0.6 µs) at 256
     # splits in the plain jitted step and not in `jit_step`, whichever is traced first.
     two = 2 if len(jax.devices()) > 1 and jax.devices()[0].platform == "cpu" else 1
     ant, pendulum, box = (compiled[n].model for n in ("ant", "pendulum", "box_on_plane"))
     assert len(rstep.split_devices(16, ant)) == two
-    assert rstep.carry_sharding(pendulum, 64) is None
+    assert rstep.carry_sharding(pendulum, 32) is None
     with rstep.calls_from_python():
+        assert rstep.carry_sharding(pendulum, 32) is None
         assert len(rstep.split_devices(16, ant)) == 1
         assert len(rstep.split_devices(1024, ant)) == two
     u = jnp.zeros((256, box.nu))
