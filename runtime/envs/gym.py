@@ -93,10 +93,14 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)
         # Called once per step from Python, the step splits the batch only where a call's work pays
         # for it (step.calls_from_python, entered while the two functions are traced); the state
-        # stays where the step leaves it, reset included, or the second step compiles again.
+        # stays where the step leaves it, reset included, or the second step compiles again. Every
+        # leaf of the state has the batch first, so it stays split along it: kept replicated, each
+        # call gathered every leaf across the devices (Ant, 256 environments: 4.9 ms a step against
+        # 3.5 ms split; Ant at 64 3.0 ms against 1.7 ms).
         with calls_from_python():
-            where = carry_sharding(base.model, self.num_envs)
+            where = carry_sharding(base.model, self.num_envs, split=True)
         placed = {} if where is None else {"out_shardings": where}
+        self._where = where
 
         def reset(key):
             with calls_from_python():
@@ -119,7 +123,9 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
     def step(self, actions):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
-        actions = jnp.asarray(np.asarray(actions, np.float32).reshape(self.num_envs, -1))
+        actions = np.asarray(actions, np.float32).reshape(self.num_envs, -1)
+        # from the host straight to where the step runs (not to one device, then across)
+        actions = jnp.asarray(actions) if self._where is None else jax.device_put(actions, self._where)
         self._state = self._step(self._state, actions)
         s = self._state
         done = np.asarray(s.done) > 0
