@@ -14,7 +14,7 @@ STDLIB_OK = {"__future__", "dataclasses", "enum", "functools", "math", "typing",
              "argparse", "signal", "warnings", "abc", "copy", "numbers", "operator", "pickle", "textwrap",
              "threading", "queue", "types", "weakref", "heapq", "bisect", "datetime", "platform", "uuid",
              "logging", "inspect", "traceback", "random", "statistics", "fnmatch", "difflib", "array",
-             "pkgutil", "gc"}
+             "pkgutil", "gc", "concurrent"}
 
 
 def imports_of(folder: str) -> dict[str, set[str]]:
