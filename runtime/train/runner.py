@@ -320,11 +320,11 @@ def compiled_programs(learner, eval_envs: int, length: int, init: bool = True, e
     fits the same program."""
     cache = learner.__dict__.setdefault("_compiled", {})
     key = jax.random.PRNGKey(0)
-    wanted = ([("init",)] if init else []) + [("iteration",)] + ([("eval", eval_envs, length)] if evaluate else [])
+    placement = _placement(learner)       # part of each key: a compiled program takes no other
+    wanted = (([("init",)] if init else []) + [("iteration", placement)]
+              + ([("eval", eval_envs, length, placement)] if evaluate else []))
     missing = [name for name in wanted if name not in cache]
     if missing:
-        placement = _placement(learner)
-
         def placed(tree):
             return tree if placement is None else jax.tree_util.tree_map(
                 lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=placement), tree)
