@@ -26,6 +26,7 @@ import contextlib
 import functools
 import gc
 import math
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -322,19 +323,20 @@ def _tile(batch: int, cap: int = TILE) -> int:
 #   fetch at 16 (0.3 ms) ×0.65–0.8 split, Humanoid at 16 (1.3 ms) ×1.1, grasp at 16 (1.0 ms) ×0.85;
 #   at 64 and up those four ran ×1.3–2.2 faster split.
 SPLIT_FROM_US = {"scan": 12.0, "call": 1000.0}
-_POLICY = ["scan"]        # the current one: "call" inside `calls_from_python`
+_POLICY = threading.local()   # .calls: how many `calls_from_python` blocks this thread is in
 
 
 @contextlib.contextmanager
 def calls_from_python():
     """Within the block, a step traced for a batch splits it as a program called once per control
     step from Python should (`SPLIT_FROM_US["call"]`), not as a jitted loop's body. `jit_step` and
-    `GymVectorEnv` trace under it; so should `carry_sharding` for their placements."""
-    _POLICY.append("call")
+    `GymVectorEnv` trace under it; so should `carry_sharding` for their placements. (Per thread: a
+    trace runs in the thread that calls the jitted function.)"""
+    _POLICY.calls = getattr(_POLICY, "calls", 0) + 1
     try:
         yield
     finally:
-        _POLICY.pop()
+        _POLICY.calls -= 1
 
 
 # Units of `env_cost_us`'s count per microsecond of one core's time, fitted (geometric mean) to the
@@ -381,7 +383,7 @@ def split_devices(batch: int, m: Model) -> list:
     mine = jax.sharding.get_abstract_mesh().empty
     if mine and batch > 1 and len(devices) > 1 and devices[0].platform == "cpu":
         work = batch * _env_cost(m)
-        least = SPLIT_FROM_US[_POLICY[-1]] / 2
+        least = SPLIT_FROM_US["call" if getattr(_POLICY, "calls", 0) else "scan"] / 2
         for n in range(len(devices), 1, -1):
             if batch % n == 0 and work / n >= least:
                 return devices[:n]

@@ -4,6 +4,7 @@ finite gradients through a rollout (through contacts too)."""
 
 from __future__ import annotations
 
+import concurrent.futures
 from types import SimpleNamespace
 from typing import NamedTuple
 
@@ -253,7 +254,9 @@ def test_split_sizes(monkeypatch):
     assert sizes == {1024: 4, 96: 4, 63: 3, 1021: 1, 24: 4, 18: 3, 12: 2, 10: 1, 19: 1, 1: 1}
     with rstep.calls_from_python():
         sizes = {b: len(rstep.split_devices(b, None)) for b in (4096, 2048, 1024, 999, 998)}
-    assert sizes == {4096: 4, 2048: 4, 1024: 2, 999: 1, 998: 1}
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:     # another thread: its own policy
+            elsewhere = pool.submit(rstep.split_devices, 24, None).result()
+    assert sizes == {4096: 4, 2048: 4, 1024: 2, 999: 1, 998: 1} and len(elsewhere) == 4
     assert len(rstep.split_devices(1024, None)) == 4                    # the policy is restored
     monkeypatch.setattr(jax, "devices", lambda *a: [_FakeDevice("gpu")] * 4)
     assert len(rstep.split_devices(1024, None)) == 1                     # other backends: the caller decides
