@@ -15,7 +15,7 @@ count nothing.
 Beside XLA's own figure (`scenec bench`'s MFLOP/step, compiler/hlo_cost.py), which counts the optimised
 program, this one counts what the code asks for, before XLA's fusion (which may compute some values
 more than once) and simplification. It answers "which stage is arithmetic-heavy" (Humanoid:
-Gauss–Jordan on the 23 × 24 mass matrix is 24% of the step's operations, the profile's 10% of its
+Gauss–Jordan on the 23 × 24 mass matrix is 25% of the step's operations, the profile's 10% of its
 time), not "how long it takes": read it with tools/profile_scopes.py and tools/ablate.py beside it.
 """
 
