@@ -164,8 +164,7 @@ class _Slots(NamedTuple):
 def _candidates(m: Model, f: Frames) -> _Slots:
     """Run every pair group's kernel: one slot per candidate row, groups in model order."""
     gpos, gmat = geom_poses(m, f)
-    body_id = np.asarray(m.geom_body_id.array)
-    fields = {k: [] for k in ("dist", "pos", "normal", "active", "pair", "body1", "body2")}
+    fields = {k: [] for k in ("dist", "pos", "normal", "active", "pair")}
     pair = 0
     for grp in m.pair_groups:
         con = _run_kernel(m, grp, gpos, gmat)
@@ -174,11 +173,17 @@ def _candidates(m: Model, f: Frames) -> _Slots:
         for name in ("dist", "pos", "normal", "active"):
             fields[name].append(flat(getattr(con, name)))
         fields["pair"].append(np.repeat(np.arange(pair, pair + npair), ncon))
-        fields["body1"].append(np.repeat(body_id[np.asarray(grp.geom1.array)], ncon))
-        fields["body2"].append(np.repeat(body_id[np.asarray(grp.geom2.array)], ncon))
         pair += npair
+    slot_pair = np.concatenate(fields["pair"])
     return _Slots(*(jnp.concatenate(fields[k]) for k in ("dist", "pos", "normal", "active")),
-                  *(np.concatenate(fields[k]) for k in ("pair", "body1", "body2")))
+                  slot_pair, *(b[slot_pair] for b in _pair_bodies(m)))
+
+
+def _pair_bodies(m: Model):
+    """Each candidate pair's first and second body ((npair,) numpy arrays), pairs in group order."""
+    body_id = np.asarray(m.geom_body_id.array)
+    return tuple(np.concatenate([body_id[np.asarray(getattr(g, geom).array)] for g in m.pair_groups])
+                 for geom in ("geom1", "geom2"))
 
 
 def penetrating_candidates(m: Model, f: Frames):
@@ -274,9 +279,7 @@ def _one_reference(m: Model):
     moves₂ − moves₁ ((npair,) and (npair, nv) numpy arrays), or None where a pair joins two moving
     bodies of different trees."""
     p = plan_of(m)
-    body_id = np.asarray(m.geom_body_id.array)
-    b1 = np.concatenate([body_id[np.asarray(g.geom1.array)] for g in m.pair_groups])
-    b2 = np.concatenate([body_id[np.asarray(g.geom2.array)] for g in m.pair_groups])
+    b1, b2 = _pair_bodies(m)
     fixed = ~p.moves.any(axis=1)                                         # (nbody,) no dof moves it
     if not np.all(fixed[b1] | fixed[b2] | (p.same_tree[b1, b2] > 0)):
         return None
