@@ -167,6 +167,21 @@ def _advance_batch(m: Model, q, qd, ctrl):
     return tuple(jnp.moveaxis(x, -1, 1).reshape((batch,) + x.shape[1:-1]) for x in outs)
 
 
+def mass_and_forces(m: Model, f, q, qd, ctrl, implicit_h):
+    """The mass matrix M (nv, nv, B) at the frames f and the joint forces τ (nv, B) at (q, qd): actuators
+    and passive forces less the bias forces. Joint damping enters M as implicit_h·damping."""
+    with jax.named_scope("velocities"):
+        cvel, cdof_dot = dynamics.com_velocities(m, f, qd)
+    with jax.named_scope("inertia"):
+        cinert = dynamics.body_inertias(m, f)
+    with jax.named_scope("forces"):
+        tau = (dynamics.actuator_forces(m, q, qd, ctrl) + dynamics.passive_forces(m, q, qd)
+               - dynamics.bias_forces(m, f, cvel, cdof_dot, cinert, m.gravity, qd))
+    with jax.named_scope("mass_matrix"):
+        mass = dynamics.mass_matrix(m, f, cinert, m.dof_armature + implicit_h * m.dof_damping)
+    return mass, tau
+
+
 def _advance(m: Model, q0, qd0, ctrl):
     """The substeps for one tile of environments: (nq, b), (nv, b), (nu, b) → the new q and qd, the
     contact forces and the body poses, all with the batch last."""
@@ -182,15 +197,8 @@ def _advance(m: Model, q0, qd0, ctrl):
         joint damping enters M as implicit_h·damping (semi-implicit Euler) or not at all (Runge–Kutta
         stages)."""
         f = frames(q) if f is None else f
-        with jax.named_scope("velocities"):
-            cvel, cdof_dot = dynamics.com_velocities(m, f, qd)
-        with jax.named_scope("inertia"):
-            cinert = dynamics.body_inertias(m, f)
-        with jax.named_scope("forces"):
-            tau = (dynamics.actuator_forces(m, q, qd, ctrl) + dynamics.passive_forces(m, q, qd)
-                   - dynamics.bias_forces(m, f, cvel, cdof_dot, cinert, m.gravity, qd))
+        mass, tau = mass_and_forces(m, f, q, qd, ctrl, implicit_h)
         with jax.named_scope("mass_matrix"):
-            mass = dynamics.mass_matrix(m, f, cinert, m.dof_armature + implicit_h * m.dof_damping)
             # One elimination gives M⁻¹ (the constraints need it) and M⁻¹τ together: a separate
             # product M⁻¹·τ let XLA fuse the elimination's last step into it (Ant: 10% of the step).
             minv, qacc = dynamics.inverse_by_tree(m, mass, tau)

@@ -1,0 +1,146 @@
+"""Where a substep's time goes, stage by stage, with XLA's CPU flags as the step runs with them: each
+stage of the substep compiled on its own for one tile of environments on one XLA device (one core),
+run many times in a loop, and timed beside the whole control step on the same tile.
+
+    python tools/stage_times.py scenes/humanoid.yaml [--batch 1024] [--warmup 30] [--loops 50]
+
+Why beside tools/profile_scopes.py: with runtime/__init__.py's small-loop threshold the step's inner
+loops (the kinematic walk, the mass matrix's elimination, the contact choice, the solver) are single
+kernels, which a thunk profile cannot look inside; with the threshold off (SCENEC_SMALL_LOOPS=0) the
+profile sees them, but as loops of thunks whose dispatch it charges to them (Humanoid's iterations at
+30% of the thunk time). Here every stage runs the code the step runs, compiled as the step compiles
+it, so a stage's own loops are single kernels as in the step.
+
+The stages, in the order a substep runs them (runtime/step.py `_advance`), each from the inputs the
+previous ones give at a state reached by `--warmup` control steps of random actions in the control
+range (so that contacts and limits are engaged as in a rollout):
+- `kinematics`: kinematics.forward_kinematics (the walk, centres of mass, motion subspaces);
+- `mass matrix and forces`: step.mass_and_forces (velocities, inertias, bias and applied forces, M);
+- `elimination`: dynamics.inverse_by_tree (M⁻¹ and M⁻¹τ);
+- `constraints`: constraints.solve_velocity, all of it; of it, `collide` (every pair group's kernel,
+  constraints._candidates) and `select` (each environment's closest candidates, `_closest`, with a
+  contact budget) on their own.
+The reference is `_advance` for one control step (its substeps and the frames of the outputs), per
+substep. The stages' sum differs from it: a stage compiled alone writes its outputs out and reads its
+inputs in, where the step may fuse across the boundary, and each loop turn adds a sum over the
+stage's outputs (the dependency that keeps XLA from hoisting the stage out of the loop). Read the
+shares as where the time goes, to a few percent.
+
+Not a test: the figures depend on the machine and its load (the median of --repeats timed loops).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+
+def stage_functions(m, q, qd, ctrl):
+    """{name: (function, arguments)} of the substep's stages for the tile (q, qd, ctrl), batch last,
+    each stage's arguments computed by the stages before it."""
+    import jax
+
+    from scenec.runtime import constraints, dynamics, kinematics
+    from scenec.runtime import step as rstep
+
+    h = m.timestep / m.substeps
+    f = jax.jit(lambda q: kinematics.forward_kinematics(m, q))(q)
+    mass, tau = jax.jit(lambda f, q, qd: rstep.mass_and_forces(m, f, q, qd, ctrl, h))(f, q, qd)
+    minv, qacc = jax.jit(lambda mass, tau: dynamics.inverse_by_tree(m, mass, tau))(mass, tau)
+    stages = {
+        "kinematics": (lambda q: kinematics.forward_kinematics(m, q), (q,)),
+        "mass matrix and forces": (lambda f, q, qd: rstep.mass_and_forces(m, f, q, qd, ctrl, h), (f, q, qd)),
+        "elimination": (lambda mass, tau: dynamics.inverse_by_tree(m, mass, tau), (mass, tau)),
+    }
+    if constraints.has_constraints(m) and m.nv:
+        stages["constraints"] = (lambda qd_free, f, minv: constraints.solve_velocity(m, f, minv, q, qd, qd_free, h),
+                                 (qd + h * qacc, f, minv))
+    if m.pair_groups:
+        stages["  of it, collide"] = (lambda f: constraints._candidates(m, f), (f,))
+        slots = jax.jit(lambda f: constraints._candidates(m, f))(f)
+        if 0 < m.contact_budget < len(slots.pair):
+            rest = slots[1:]
+            stages["  of it, select"] = (
+                lambda dist: constraints._closest(constraints._Slots(dist, *rest), m.contact_budget),
+                (slots.dist,))
+    return stages
+
+
+def loop_time(fn, args, loops: int, repeats: int) -> float:
+    """Median seconds of one call of fn(*args), from `repeats` timed loops of `loops` calls each, in one
+    jitted fori_loop. Each turn adds 0·(the sum of fn's floating outputs) to the first argument, so the
+    turns depend on each other and XLA cannot hoist fn out of the loop."""
+    import jax
+    import jax.numpy as jnp
+
+    def floats(tree):
+        return [x for x in jax.tree_util.tree_leaves(tree) if jnp.issubdtype(x.dtype, jnp.floating)]
+
+    def body(_, carry):
+        first, acc = carry
+        total = sum(jnp.sum(x) for x in floats(fn(first, *args[1:])))
+        return jax.tree_util.tree_map(lambda x: x + (0.0 * total).astype(x.dtype), first), acc + total
+
+    run = jax.jit(lambda *a: jax.lax.fori_loop(0, loops, body, (a[0], 0.0)))
+    jax.block_until_ready(run(*args))
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(run(*args))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) / loops
+
+
+def measure(scene: str, batch: int, warmup: int, loops: int, repeats: int) -> dict:
+    """{"tile", "substep_s", "stages": {name: seconds per tile}} for `scene`."""
+    import jax
+    import numpy as np
+
+    from scenec.compiler import api
+    from scenec.compiler.cmd_run import rollout_fn
+    from scenec.runtime import step as rstep
+
+    m = api.compile(scene, measure_jit=False).model
+    tile = rstep._tile(batch, rstep.tile_cap(m))
+    states, bad = rollout_fn(m, tile, warmup)(jax.random.PRNGKey(0))
+    if int(bad):
+        raise SystemExit(f"stage_times: {int(bad)} of {tile} environments of {scene} ended non-finite "
+                         f"after {warmup} control steps")
+    one = jax.devices()[0]                     # the rollout's arrays are split over the host devices
+    put = lambda x: jax.device_put(np.ascontiguousarray(np.asarray(x).T), one)   # noqa: E731  batch last
+    q, qd = put(states.q), put(states.qd)
+    ctrl = jax.device_put(np.zeros((m.nu, tile), np.asarray(states.q).dtype), one)
+    stages = {name: loop_time(fn, args, loops, repeats)
+              for name, (fn, args) in stage_functions(m, q, qd, ctrl).items()}
+    step = loop_time(lambda q, qd, ctrl: rstep._advance(m, q, qd, ctrl)[:2], (q, qd, ctrl),
+                     max(1, loops // m.substeps), repeats)
+    return {"tile": tile, "substeps": m.substeps, "substep_s": step / m.substeps, "stages": stages}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scenes", nargs="+")
+    parser.add_argument("--batch", type=int, default=1024, help="the batch whose tile is timed")
+    parser.add_argument("--warmup", type=int, default=30, help="control steps to the timed state")
+    parser.add_argument("--loops", type=int, default=50, help="calls per timed loop")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    import scenec.runtime  # noqa: F401  (XLA's CPU flags, before jax starts)
+
+    for scene in args.scenes:
+        r = measure(scene, args.batch, args.warmup, args.loops, args.repeats)
+        tile, sub = r["tile"], r["substep_s"]
+        print(f"{scene}: a tile of {tile} environments on one core; the whole substep (`_advance`, "
+              f"{r['substeps']} substeps and the outputs' frames, per substep) {sub * 1e6:,.1f} µs, "
+              f"{sub / tile * 1e9:,.0f} ns per environment")
+        for name, t in r["stages"].items():
+            print(f"  {name:26s} {t * 1e6:9.1f} µs  {t / sub:6.1%}")
+        top = sum(t for name, t in r["stages"].items() if not name.startswith(" "))
+        print(f"  {'(stages above, summed)':26s} {top * 1e6:9.1f} µs  {top / sub:6.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
