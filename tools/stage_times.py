@@ -21,10 +21,14 @@ range (so that contacts and limits are engaged as in a rollout):
   constraints._candidates) and `select` (each environment's closest candidates, `_closest`, with a
   contact budget) on their own.
 The reference is `_advance` for one control step (its substeps and the frames of the outputs), per
-substep. The stages' sum differs from it: a stage compiled alone writes its outputs out and reads its
-inputs in, where the step may fuse across the boundary, and each loop turn adds a sum over the
-stage's outputs (the dependency that keeps XLA from hoisting the stage out of the loop). Read the
-shares as where the time goes, to a few percent.
+substep. The stages' sum differs from it (Humanoid 0.78 of the substep, Ant 1.2 in one run): a stage
+compiled alone writes its outputs out and reads its inputs in, where the step may fuse across the
+boundary; each stage is at least one thunk of XLA's CPU runtime, whose dispatch a small scene's stages
+are made of (pendulum's one-dof mass matrix and forces: 10 µs per tile); and each loop turn adds a
+sum over the stage's outputs and that sum times zero to each of its first argument's arrays (the
+dependency that keeps XLA from hoisting the stage out of the loop). "loop alone" times that loop with
+a stage that does nothing; "net" and the share (of the substep) are the stage's time less it. Read the shares as where the time goes,
+to several percent, not as what removing a stage would save (tools/ablate.py).
 
 Not a test: the figures depend on the machine and its load (the median of --repeats timed loops).
 """
@@ -94,7 +98,8 @@ def loop_time(fn, args, loops: int, repeats: int) -> float:
 
 
 def measure(scene: str, batch: int, warmup: int, loops: int, repeats: int) -> dict:
-    """{"tile", "substep_s", "stages": {name: seconds per tile}} for `scene`."""
+    """{"tile", "substeps", "substep_s", "stages": {name: seconds per tile}, "floors": {name: seconds of
+    the loop alone with that stage's arguments}} for `scene`."""
     import jax
     import numpy as np
 
@@ -112,11 +117,15 @@ def measure(scene: str, batch: int, warmup: int, loops: int, repeats: int) -> di
     put = lambda x: jax.device_put(np.ascontiguousarray(np.asarray(x).T), one)   # noqa: E731  batch last
     q, qd = put(states.q), put(states.qd)
     ctrl = jax.device_put(np.zeros((m.nu, tile), np.asarray(states.q).dtype), one)
-    stages = {name: loop_time(fn, args, loops, repeats)
-              for name, (fn, args) in stage_functions(m, q, qd, ctrl).items()}
+    stages, floors = {}, {}
+    for name, (fn, args) in stage_functions(m, q, qd, ctrl).items():
+        stages[name] = loop_time(fn, args, loops, repeats)
+        # the loop's own cost with these arguments: a stage that returns its first argument
+        floors[name] = loop_time(lambda first, *rest: first, args, loops, repeats)
     step = loop_time(lambda q, qd, ctrl: rstep._advance(m, q, qd, ctrl)[:2], (q, qd, ctrl),
                      max(1, loops // m.substeps), repeats)
-    return {"tile": tile, "substeps": m.substeps, "substep_s": step / m.substeps, "stages": stages}
+    return {"tile": tile, "substeps": m.substeps, "substep_s": step / m.substeps, "stages": stages,
+            "floors": floors}
 
 
 def main(argv=None) -> int:
@@ -135,10 +144,13 @@ def main(argv=None) -> int:
         print(f"{scene}: a tile of {tile} environments on one core; the whole substep (`_advance`, "
               f"{r['substeps']} substeps and the outputs' frames, per substep) {sub * 1e6:,.1f} µs, "
               f"{sub / tile * 1e9:,.0f} ns per environment")
+        print(f"  {'stage':26s} {'timed':>9s}    {'loop alone':>10s}    {'net':>9s}    share")
         for name, t in r["stages"].items():
-            print(f"  {name:26s} {t * 1e6:9.1f} µs  {t / sub:6.1%}")
-        top = sum(t for name, t in r["stages"].items() if not name.startswith(" "))
-        print(f"  {'(stages above, summed)':26s} {top * 1e6:9.1f} µs  {top / sub:6.1%}")
+            floor = r["floors"][name]
+            print(f"  {name:26s} {t * 1e6:9.1f} µs {floor * 1e6:10.1f} µs {(t - floor) * 1e6:9.1f} µs "
+                  f"{(t - floor) / sub:7.1%}")
+        top = sum(t - r["floors"][name] for name, t in r["stages"].items() if not name.startswith(" "))
+        print(f"  {'(stages above, net, summed)':26s} {'':27s} {top * 1e6:9.1f} µs {top / sub:7.1%}")
     return 0
 
 
