@@ -61,7 +61,8 @@ def by_halves(rows_of, n):
     block's velocity update (64 environments), and 19 µs for a 52-pair step of the capsules' closest
     points (`tools/profile_scopes.py`). A loop that reads its operands through slices cannot write over
     them and takes a new buffer; the values are the same. Used for the limit sweep's and the
-    straight-line contact sweep's velocity updates and two steps of the segment kernels; against
+    straight-line contact sweep's velocity updates and the closest points of a segment and many edges
+    (`collision._closest_segments`); against
     `python tools/ablate.py SCENE --repeats 9 in_place=1` (all of them in one piece again), batch 1024:
     Ant 1.05×, half_cheetah 1.06×, Humanoid 1.03×, grasp 1.05×."""
     if n < 2:

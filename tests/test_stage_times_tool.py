@@ -21,6 +21,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # from a state with contacts the velocities agree to this (m/s or rad/s), the positions to a tenth.
 QD_TOL = 1e-4
 Q_TOL = 1e-5
+# A kernel compiled alone may round its distances differently from the same kernel inside the collide
+# stage (float32 at metre scale: a few ulps of 1 m).
+KERNEL_TOL = 1e-6
 
 
 @pytest.mark.parametrize("scene, budget", [("ant", True), ("box_on_plane", False)])
@@ -37,10 +40,10 @@ def test_the_timed_stages_chain_into_the_steps_substep(scene, budget):
     assert ("  of it, select" in stages) == budget
     run = lambda name, *args: jax.jit(stages[name][0])(*args)        # noqa: E731
     f = run("kinematics", q)
-    mass, tau = run("mass matrix and forces", f, q, qd)
+    mass, tau = run("mass matrix and forces", f, q, qd, ctrl)
     minv, qacc = run("elimination", mass, tau)
     h = m.timestep / m.substeps
-    qd_new, _ = run("constraints", qd + h * qacc, f, minv)
+    qd_new, _ = run("constraints", qd + h * qacc, f, minv, q, qd)
     q_new = rstep.integrate_positions(m, q, qd_new, h)
     q_ref, qd_ref = jax.jit(lambda q, qd: rstep._advance(m, q, qd, ctrl)[:2])(q, qd)
     assert float(jnp.abs(qd_ref - qd).max()) > 100 * QD_TOL           # the substep does move it
@@ -48,3 +51,10 @@ def test_the_timed_stages_chain_into_the_steps_substep(scene, budget):
     np.testing.assert_allclose(np.asarray(q_new), np.asarray(q_ref), atol=Q_TOL, rtol=0)
     # the timed arguments are the chain's own inputs
     np.testing.assert_array_equal(np.asarray(stages["elimination"][1][0]), np.asarray(mass))
+    # the pair groups' kernels, timed one by one, give the collide stage's rows in group order
+    kernels = [name for name in stages if name.startswith("    ")]
+    assert len(kernels) == len(m.pair_groups)
+    rows = [run(name, *stages[name][1]).dist for name in kernels]
+    slots = run("  of it, collide", f)
+    np.testing.assert_allclose(np.concatenate([r.reshape((-1, batch)) for r in rows]), np.asarray(slots.dist),
+                               atol=KERNEL_TOL, rtol=0)

@@ -17,18 +17,30 @@ range (so that contacts and limits are engaged as in a rollout):
 - `kinematics`: kinematics.forward_kinematics (the walk, centres of mass, motion subspaces);
 - `mass matrix and forces`: step.mass_and_forces (velocities, inertias, bias and applied forces, M);
 - `elimination`: dynamics.inverse_by_tree (M⁻¹ and M⁻¹τ);
-- `constraints`: constraints.solve_velocity, all of it; of it, `collide` (every pair group's kernel,
-  constraints._candidates) and `select` (each environment's closest candidates, `_closest`, with a
-  contact budget) on their own.
+- `constraints`: constraints.solve_velocity, all of it; of it, on their own: `collide` (every pair
+  group's kernel, constraints._candidates), within it each pair group's kernel on the colliders'
+  poses (named by kernel, with its number of pairs), `select` (each environment's closest
+  candidates, `_closest`, with a contact budget), `jacobians` (`_slot_jacobians` of the chosen
+  slots) and `J·M⁻¹` (W = J·M⁻¹ and the diagonal of J·M⁻¹·Jᵀ). What the constraint stage spends
+  beyond these is the solver's sweeps, the joint limits' rows and the contact forces.
 The reference is `_advance` for one control step (its substeps and the frames of the outputs), per
-substep. The stages' sum differs from it (Humanoid 0.78 of the substep, Ant 1.2 in one run): a stage
-compiled alone writes its outputs out and reads its inputs in, where the step may fuse across the
-boundary; each stage is at least one thunk of XLA's CPU runtime, whose dispatch a small scene's stages
-are made of (pendulum's one-dof mass matrix and forces: 10 µs per tile); and each loop turn adds a
-sum over the stage's outputs and that sum times zero to each of its first argument's arrays (the
-dependency that keeps XLA from hoisting the stage out of the loop). "loop alone" times that loop with
-a stage that does nothing; "net" and the share (of the substep) are the stage's time less it. Read the shares as where the time goes,
-to several percent, not as what removing a stage would save (tools/ablate.py).
+substep.
+
+Each stage is timed in a jitted loop whose arguments are the jitted function's own (not constants
+of it, which XLA would fold: a stage given M⁻¹ and the frames as constants had its collision
+kernels, Jacobians and J·M⁻¹ folded away at compile time, and read 291 µs for Humanoid's constraint
+stage where it takes 470–580). Each turn adds a carried scalar, zero times the sum of the last
+turn's outputs, to every floating argument: the turns depend on each other, so XLA cannot hoist the
+stage out of the loop, and the loop carries a scalar, not the arguments. "loop alone" times the same loop around a stage that
+returns its outputs' values given as arguments: the sum over the outputs and the scalar's adds,
+which a stage with large outputs pays (a kernel's 52 × 2 contact rows: 30 µs of its 100 µs).
+"net" and the share (of the substep) are the stage's time less it.
+
+The stages' sum differs from the substep (Humanoid 0.9 of it, Ant 1.0–1.1): a stage compiled alone
+writes its outputs out and reads its inputs in, where the step may fuse across the boundary, and
+each stage is at least one thunk of XLA's CPU runtime, whose dispatch a small scene's stages are
+made of. Read the shares as where the time goes, to several percent, not as what removing a stage
+would save (tools/ablate.py).
 
 Not a test: the figures depend on the machine and its load (the median of --repeats timed loops).
 """
@@ -45,49 +57,83 @@ def stage_functions(m, q, qd, ctrl):
     """{name: (function, arguments)} of the substep's stages for the tile (q, qd, ctrl), batch last,
     each stage's arguments computed by the stages before it."""
     import jax
+    import numpy as np
 
     from scenec.runtime import constraints, dynamics, kinematics
     from scenec.runtime import step as rstep
 
     h = m.timestep / m.substeps
     f = jax.jit(lambda q: kinematics.forward_kinematics(m, q))(q)
-    mass, tau = jax.jit(lambda f, q, qd: rstep.mass_and_forces(m, f, q, qd, ctrl, h))(f, q, qd)
+    mass, tau = jax.jit(lambda f, q, qd, ctrl: rstep.mass_and_forces(m, f, q, qd, ctrl, h))(f, q, qd, ctrl)
     minv, qacc = jax.jit(lambda mass, tau: dynamics.inverse_by_tree(m, mass, tau))(mass, tau)
     stages = {
         "kinematics": (lambda q: kinematics.forward_kinematics(m, q), (q,)),
-        "mass matrix and forces": (lambda f, q, qd: rstep.mass_and_forces(m, f, q, qd, ctrl, h), (f, q, qd)),
+        "mass matrix and forces": (lambda f, q, qd, ctrl: rstep.mass_and_forces(m, f, q, qd, ctrl, h),
+                                   (f, q, qd, ctrl)),
         "elimination": (lambda mass, tau: dynamics.inverse_by_tree(m, mass, tau), (mass, tau)),
     }
     if constraints.has_constraints(m) and m.nv:
-        stages["constraints"] = (lambda qd_free, f, minv: constraints.solve_velocity(m, f, minv, q, qd, qd_free, h),
-                                 (qd + h * qacc, f, minv))
+        stages["constraints"] = (
+            lambda qd_free, f, minv, q, qd: constraints.solve_velocity(m, f, minv, q, qd, qd_free, h),
+            (qd + h * qacc, f, minv, q, qd))
     if m.pair_groups:
         stages["  of it, collide"] = (lambda f: constraints._candidates(m, f), (f,))
+        # each pair group's kernel on the colliders' poses (the poses themselves left out)
+        poses = jax.jit(lambda f: kinematics.geom_poses(m, f))(f)
+        for grp in m.pair_groups:
+            stages[f"    {grp.kernel} ({len(grp.geom1)})"] = (
+                lambda gpos, gmat, grp=grp: constraints._run_kernel(m, grp, gpos, gmat), poses)
         slots = jax.jit(lambda f: constraints._candidates(m, f))(f)
+        # each candidate's pair and bodies are numpy in the step (static slots); jit returned arrays
+        slots = slots._replace(**{k: np.asarray(getattr(slots, k)) for k in ("pair", "body1", "body2")})
         if 0 < m.contact_budget < len(slots.pair):
-            rest = slots[1:]
+            static = slots[4:]             # each candidate's pair and bodies: numpy, as in the step
             stages["  of it, select"] = (
-                lambda dist: constraints._closest(constraints._Slots(dist, *rest), m.contact_budget),
-                (slots.dist,))
+                lambda *rows: constraints._closest(constraints._Slots(*rows, *static), m.contact_budget),
+                tuple(slots[:4]))
+            slots = jax.jit(lambda *rows: constraints._closest(constraints._Slots(*rows, *static),
+                                                               m.contact_budget))(*slots[:4])
+        # the slots' fields that are arrays go in as arguments; numpy ones (static slots) stay numpy
+        traced = [i for i, x in enumerate(slots) if not isinstance(x, np.ndarray)]
+
+        def with_slots(fields):
+            full = list(slots)
+            for i, x in zip(traced, fields):
+                full[i] = x
+            return constraints._Slots(*full)
+
+        stages["  of it, jacobians"] = (
+            lambda f, *fields: constraints._slot_jacobians(m, f, with_slots(fields)),
+            (f,) + tuple(slots[i] for i in traced))
+        jc = jax.jit(lambda f, *fields: constraints._slot_jacobians(m, f, with_slots(fields))[0])(
+            f, *(slots[i] for i in traced))
+        stages["  of it, J·M⁻¹"] = (
+            lambda jc, minv: (lambda w: (w, constraints._row_dot(jc, w)))(constraints._rows_times_minv(jc, minv)),
+            (jc, minv))
     return stages
 
 
 def loop_time(fn, args, loops: int, repeats: int) -> float:
     """Median seconds of one call of fn(*args), from `repeats` timed loops of `loops` calls each, in one
-    jitted fori_loop. Each turn adds 0·(the sum of fn's floating outputs) to the first argument, so the
-    turns depend on each other and XLA cannot hoist fn out of the loop."""
+    jitted fori_loop. The arguments go in as the jitted function's arguments (so XLA cannot fold the
+    stage's work on them into constants), and each turn adds a carried scalar, 0·(the sum of the last
+    turn's floating outputs), to every floating argument: the turns depend on each other, so XLA
+    cannot hoist fn out of the loop, and the loop carries one scalar, not the arguments."""
     import jax
     import jax.numpy as jnp
 
-    def floats(tree):
-        return [x for x in jax.tree_util.tree_leaves(tree) if jnp.issubdtype(x.dtype, jnp.floating)]
+    def floating(x):
+        return jnp.issubdtype(x.dtype, jnp.floating)
 
-    def body(_, carry):
-        first, acc = carry
-        total = sum(jnp.sum(x) for x in floats(fn(first, *args[1:])))
-        return jax.tree_util.tree_map(lambda x: x + (0.0 * total).astype(x.dtype), first), acc + total
+    def body(args, carry):
+        eps, acc = carry
+        moved = jax.tree_util.tree_map(lambda x: x + eps.astype(x.dtype) if floating(x) else x, args)
+        total = sum((jnp.sum(x) for x in jax.tree_util.tree_leaves(fn(*moved)) if floating(x)),
+                    jnp.zeros((), jnp.float32))
+        return 0.0 * total, acc + total
 
-    run = jax.jit(lambda *a: jax.lax.fori_loop(0, loops, body, (a[0], 0.0)))
+    run = jax.jit(lambda *a: jax.lax.fori_loop(0, loops, lambda _, c: body(a, c),
+                                               (jnp.zeros((), jnp.float32), jnp.zeros((), jnp.float32))))
     jax.block_until_ready(run(*args))
     times = []
     for _ in range(repeats):
@@ -120,8 +166,10 @@ def measure(scene: str, batch: int, warmup: int, loops: int, repeats: int) -> di
     stages, floors = {}, {}
     for name, (fn, args) in stage_functions(m, q, qd, ctrl).items():
         stages[name] = loop_time(fn, args, loops, repeats)
-        # the loop's own cost with these arguments: a stage that returns its first argument
-        floors[name] = loop_time(lambda first, *rest: first, args, loops, repeats)
+        # the loop's own cost for this stage: the same loop around a stage that returns arrays of
+        # the stage's outputs' shapes and values, given as its arguments (their sum is the loop's)
+        outputs = tuple(jax.tree_util.tree_leaves(jax.jit(fn)(*args)))
+        floors[name] = loop_time(lambda *o: o, outputs, loops, repeats)
     step = loop_time(lambda q, qd, ctrl: rstep._advance(m, q, qd, ctrl)[:2], (q, qd, ctrl),
                      max(1, loops // m.substeps), repeats)
     return {"tile": tile, "substeps": m.substeps, "substep_s": step / m.substeps, "stages": stages,
