@@ -283,7 +283,7 @@ def _closest_segments(a0, a1, b0, b1, axis=-1):
         s = jnp.clip(_div(b * t - c, a), 0.0, 1.0)
         return s, t
 
-    if jnp.ndim(a) >= 1:        # many segments at once (a hull's or terrain's edges): in halves (math.by_halves)
+    if jnp.ndim(a) >= 1:        # many segments at once (a hull's or terrain's edges): math.by_halves
         s, t = sm.by_halves(lambda rows: params(*(x[rows] for x in (a, e, b, c, f))), jnp.shape(a)[0])
     else:
         s, t = params(a, e, b, c, f)

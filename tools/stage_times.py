@@ -31,16 +31,19 @@ of it, which XLA would fold: a stage given M⁻¹ and the frames as constants ha
 kernels, Jacobians and J·M⁻¹ folded away at compile time, and read 291 µs for Humanoid's constraint
 stage where it takes 470–580). Each turn adds a carried scalar, zero times the sum of the last
 turn's outputs, to every floating argument: the turns depend on each other, so XLA cannot hoist the
-stage out of the loop, and the loop carries a scalar, not the arguments. "loop alone" times the same loop around a stage that
-returns its outputs' values given as arguments: the sum over the outputs and the scalar's adds,
-which a stage with large outputs pays (a kernel's 52 × 2 contact rows: 30 µs of its 100 µs).
-"net" and the share (of the substep) are the stage's time less it.
+stage out of the loop, and the loop carries a scalar, not the arguments. "loop alone" times the
+same loop around a stage that returns its outputs' values given as arguments: the sum over the
+outputs and the scalar's adds, which a stage with large outputs pays (a kernel's 52 × 2 contact
+rows: 30 µs of its 100 µs). "net" and the share (of the substep) are the stage's time less it.
 
-The stages' sum differs from the substep (Humanoid 0.9 of it, Ant 1.0–1.1): a stage compiled alone
+The stages' sum differs from the substep (in two runs, Humanoid 0.94–0.96 of it, Ant 0.96–1.06;
+before these corrections 0.59–0.78 and 0.88–1.2): a stage compiled alone
 writes its outputs out and reads its inputs in, where the step may fuse across the boundary, and
 each stage is at least one thunk of XLA's CPU runtime, whose dispatch a small scene's stages are
 made of. Read the shares as where the time goes, to several percent, not as what removing a stage
-would save (tools/ablate.py).
+would save (tools/ablate.py). The constraint stage's parts are least reliable where the slots are
+static (no contact budget): there XLA fuses the Jacobians into their readers in the step, and alone
+they can take nearly as long as the whole constraint stage (hopper: 82 µs against 88 µs).
 
 Not a test: the figures depend on the machine and its load (the median of --repeats timed loops).
 """
@@ -107,9 +110,13 @@ def stage_functions(m, q, qd, ctrl):
             (f,) + tuple(slots[i] for i in traced))
         jc = jax.jit(lambda f, *fields: constraints._slot_jacobians(m, f, with_slots(fields))[0])(
             f, *(slots[i] for i in traced))
-        stages["  of it, J·M⁻¹"] = (
-            lambda jc, minv: (lambda w: (w, constraints._row_dot(jc, w)))(constraints._rows_times_minv(jc, minv)),
-            (jc, minv))
+
+        def rows_times_minv(jc, minv):
+            """W = J·M⁻¹ and the diagonal of J·M⁻¹·Jᵀ, as the solver's setup computes them."""
+            w = constraints._rows_times_minv(jc, minv)
+            return w, constraints._row_dot(jc, w)
+
+        stages["  of it, J·M⁻¹"] = (rows_times_minv, (jc, minv))
     return stages
 
 
