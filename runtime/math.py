@@ -59,7 +59,7 @@ def by_halves(rows_of, n):
     vectorizes the fused loop only behind a run-time check that its output overlaps none of its
     inputs, so an in-place result runs the loop's scalar copy: 2.4–2.6 µs against 0.8 µs for a contact
     block's velocity update (64 environments), and 19 µs for a 52-pair step of the capsules' closest
-    points (`tools/profile_scopes.py`). A loop that reads its operands through slices cannot write over
+    points (`tools/profile_scopes.py`; the capsule kernels have since dropped that step). A loop that reads its operands through slices cannot write over
     them and takes a new buffer; the values are the same. Used for the limit sweep's and the
     straight-line contact sweep's velocity updates and the closest points of a segment and many edges
     (`collision._closest_segments`); against
