@@ -168,28 +168,28 @@ def _norm(v, axis=-1):
     """|v| with a finite gradient at v = 0 (double where)."""
     n2 = _dot(v, v, axis)
     ok = n2 > TINY2
-    return jnp.where(ok, jnp.sqrt(jnp.where(ok, n2, 1.0)), 0.0)
+    return sm.where(ok, jnp.sqrt(sm.where(ok, n2, 1.0)), 0.0)
 
 
 def _normalize(v, fallback, axis=-1):
     """v / |v|, or `fallback` (a unit vector) where v is too short to have a direction."""
     n2 = _dot(v, v, axis)
     ok = n2 > TINY2
-    inv = jax.lax.rsqrt(jnp.where(ok, n2, 1.0))
-    return jnp.where(jnp.expand_dims(ok, axis), v * jnp.expand_dims(inv, axis), fallback)
+    inv = jax.lax.rsqrt(sm.where(ok, n2, 1.0))
+    return sm.where(jnp.expand_dims(ok, axis), v * jnp.expand_dims(inv, axis), fallback)
 
 
 def _div(num, den, default=0.0):
     """num / den where den != 0, else `default`, with finite gradients."""
     ok = den != 0
-    return jnp.where(ok, num / jnp.where(ok, den, 1.0), default)
+    return sm.where(ok, num / sm.where(ok, den, 1.0), default)
 
 
 def _perpendicular(d, axis=-1):
     """A unit vector perpendicular to d (any, when d = 0)."""
     x, y, z = _xyz(jnp.abs(d), axis)
     # Cross with the coordinate axis least aligned with d.
-    e = jnp.where((x <= y) & (x <= z), 0, jnp.where(y <= z, 1, 2))
+    e = sm.where((x <= y) & (x <= z), 0, sm.where(y <= z, 1, 2))
     basis = jnp.stack([e == k for k in range(3)], axis=axis).astype(d.dtype)
     return _normalize(_cross(d, basis, axis), _unit(0, d, axis), axis)
 
@@ -226,8 +226,8 @@ def _select(cond, a: Contact, b: Contact) -> Contact:
     """Row-wise choice between two contact sets of the same size; cond broadcasts over rows."""
     cond = jnp.asarray(cond)
     c1 = jnp.broadcast_to(cond, a.dist.shape)
-    return Contact(jnp.where(c1, a.dist, b.dist), jnp.where(c1[:, None], a.pos, b.pos),
-                   jnp.where(c1[:, None], a.normal, b.normal), jnp.where(c1, a.active, b.active))
+    return Contact(sm.where(c1, a.dist, b.dist), sm.where(c1[:, None], a.pos, b.pos),
+                   sm.where(c1[:, None], a.normal, b.normal), sm.where(c1, a.active, b.active))
 
 
 def _take(c: Contact, idx) -> Contact:
@@ -274,11 +274,11 @@ def _closest_segments(a0, a1, b0, b1, axis=-1):
     def params(a, e, b, c, f):
         denom = a * e - b * b
         skew = denom > PARALLEL_SIN2 * a * e
-        s_skew = jnp.clip(_div(b * f - c * e, jnp.where(skew, denom, 0.0)), 0.0, 1.0)
+        s_skew = jnp.clip(_div(b * f - c * e, sm.where(skew, denom, 0.0)), 0.0, 1.0)
         sb0, sb1 = _div(-c, a), _div(b - c, a)              # b0 and b1 projected on a's line
         lo = jnp.clip(jnp.minimum(sb0, sb1), 0.0, 1.0)
         hi = jnp.clip(jnp.maximum(sb0, sb1), 0.0, 1.0)
-        s = jnp.where(skew, s_skew, 0.5 * (lo + hi))
+        s = sm.where(skew, s_skew, 0.5 * (lo + hi))
         t = jnp.clip(_div(b * s + f, e), 0.0, 1.0)
         s = jnp.clip(_div(b * t - c, a), 0.0, 1.0)
         return s, t
@@ -344,14 +344,14 @@ def plane_box(plane: Geom, box: Geom) -> Contact:
     h = box.size
     axes = [box.mat[:, i] for i in range(3)]
     nl = jnp.stack([_dot(n, a, XYZ) for a in axes])   # plane normal in the box frame
-    lowest = jnp.where(nl > 0, -1.0, 1.0) * h       # the corner deepest below the plane
+    lowest = sm.where(nl > 0, -1.0, 1.0) * h       # the corner deepest below the plane
     # Keep the axis whose flip would raise the corner most; the face across the other two axes is the
     # one facing the plane, and contains the lowest corner.
     k = jnp.argmax(jnp.abs(nl) * h, axis=0)
     rows = []
     for c in range(4):
         flip = [_const(_FACE_FLIPS[a, c], h).reshape((3,) + (1,) * k.ndim) for a in range(3)]
-        local = lowest * jnp.where(k == 0, flip[0], jnp.where(k == 1, flip[1], flip[2]))
+        local = lowest * sm.where(k == 0, flip[0], sm.where(k == 1, flip[1], flip[2]))
         corner = local[0] * axes[0] + local[1] * axes[1] + local[2] * axes[2] + box.pos
         d = _dot(corner - plane.pos, n, XYZ)
         rows.append((d, corner - n * (0.5 * d), n, True))
@@ -413,11 +413,11 @@ def sphere_box(sphere: Geom, box: Geom) -> Contact:
     depth = h - jnp.abs(c)                           # inside: distance to each face pair
     k = jnp.argmin(depth)
     face = jnp.arange(3) == k
-    sign = jnp.where(c >= 0, 1.0, -1.0)
-    n_face = jnp.where(face, sign, 0.0)              # outward normal of the nearest face
-    n_out = jnp.where(outside, _normalize(c - q, n_face), n_face)
-    sd = jnp.where(outside, _norm(c - q), -jnp.min(depth))
-    qb = jnp.where(outside, q, jnp.where(face, sign * h, c))   # nearest point of the box surface
+    sign = sm.where(c >= 0, 1.0, -1.0)
+    n_face = sm.where(face, sign, 0.0)              # outward normal of the nearest face
+    n_out = sm.where(outside, _normalize(c - q, n_face), n_face)
+    sd = sm.where(outside, _norm(c - q), -jnp.min(depth))
+    qb = sm.where(outside, q, sm.where(face, sign * h, c))   # nearest point of the box surface
     r = sphere.size[0]
     pos = 0.5 * (c - r * n_out + qb)
     out = _rows((sd - r)[None], pos[None], -n_out[None], jnp.ones((1,), bool))
@@ -475,7 +475,7 @@ def _point_candidates(p, hull: ConvexData):
     """
     s = _dot(hull.face_normal, p) - hull.face_offset
     over = jnp.all(_dot(hull.face_side, p - hull.face_vert) >= 0.0, axis=-1)
-    d_face = jnp.where(over & (s >= 0.0), s, BIG)
+    d_face = sm.where(over & (s >= 0.0), s, BIG)
     q_face = p - s[:, None] * hull.face_normal
     _, q_edge = _closest_on_segment(hull.edge_a, hull.edge_b, p)
     edge_dir = _normalize(jnp.sum(hull.edge_normal, axis=1), hull.edge_normal[:, 0])
@@ -490,9 +490,9 @@ def _point_hull(p, hull: ConvexData):
     i = jnp.argmin(cd)
     f = jnp.argmax(s)
     inside = s[f] <= 0.0
-    sd = jnp.where(inside, s[f], cd[i])
-    q = jnp.where(inside, p - s[f] * hull.face_normal[f], cq[i])
-    n = jnp.where(inside, hull.face_normal[f], cn[i])
+    sd = sm.where(inside, s[f], cd[i])
+    q = sm.where(inside, p - s[f] * hull.face_normal[f], cq[i])
+    n = sm.where(inside, hull.face_normal[f], cn[i])
     return sd, q, n
 
 
@@ -537,8 +537,8 @@ def _segment_hull(p0, p1, hull: ConvexData):
     sep_pos = proj_s - jnp.max(proj_v, axis=1)
     sep_neg = jnp.min(proj_v, axis=1) - proj_s
     flip = sep_neg > sep_pos
-    sep_edge = jnp.where(ok, jnp.maximum(sep_pos, sep_neg), -BIG)
-    u = jnp.where(flip[:, None], -u, u)
+    sep_edge = sm.where(ok, jnp.maximum(sep_pos, sep_neg), -BIG)
+    u = sm.where(flip[:, None], -u, u)
     sep = jnp.concatenate([sep_face, sep_edge])
     j = jnp.argmax(sep)
     nf = hull.face_normal.shape[0]
@@ -547,18 +547,18 @@ def _segment_hull(p0, p1, hull: ConvexData):
     # edge axis, the point nearest the hull's supporting edge along it (of the edges parallel to the
     # winning one, the outermost: the winner itself may be a parallel edge behind it).
     h0, h1 = _dot(n_in, p0), _dot(n_in, p1)
-    p_face = jnp.where(h0 < h1, p0, jnp.where(h1 < h0, p1, 0.5 * (p0 + p1)))
+    p_face = sm.where(h0 < h1, p0, sm.where(h1 < h0, p1, 0.5 * (p0 + p1)))
     de = hull.edge_b - hull.edge_a
     dj = de[jnp.maximum(j - nf, 0)]
     cr = _cross(de, dj)
     parallel = _dot(cr, cr) <= PARALLEL_SIN2 * e2 * _dot(dj, dj)
-    k = jnp.argmax(jnp.where(parallel, _dot(hull.edge_a, n_in), -BIG))
+    k = jnp.argmax(sm.where(parallel, _dot(hull.edge_a, n_in), -BIG))
     _, _, p_edge, _ = _closest_segments(p0, p1, hull.edge_a[k], hull.edge_b[k])
-    p_in = jnp.where(j < nf, p_face, p_edge)
+    p_in = sm.where(j < nf, p_face, p_edge)
     inside = sep[j] <= 0.0
-    sd = jnp.where(inside, sep[j], cand_d[i])
-    pa = jnp.where(inside, p_in, cand_p[i])
-    n_out = jnp.where(inside, n_in, cand_n[i])
+    sd = sm.where(inside, sep[j], cand_d[i])
+    pa = sm.where(inside, p_in, cand_p[i])
+    n_out = sm.where(inside, n_in, cand_n[i])
     return sd, pa, n_out
 
 
@@ -568,8 +568,8 @@ def _clip_segment(p0, p1, poly, side):
     a = _dot(side, p0 - poly)                       # a + t b >= 0 inside
     b = _dot(side, p1 - p0)
     t = _div(-a, b)
-    lo = jnp.max(jnp.where(b > 0, t, -BIG))
-    hi = jnp.min(jnp.where(b < 0, t, BIG))
+    lo = jnp.max(sm.where(b > 0, t, -BIG))
+    hi = jnp.min(sm.where(b < 0, t, BIG))
     blocked = jnp.any((b == 0) & (a < 0))
     t_lo, t_hi = jnp.maximum(lo, 0.0), jnp.minimum(hi, 1.0)
     return t_lo, t_hi, (t_lo <= t_hi) & ~blocked
@@ -685,9 +685,9 @@ def _edge_axes_hulls(a: ConvexData, b: ConvexData) -> _EdgeAxes:
     aa, bb = _dot(da, da), _dot(db, db)
     n2 = aa[:, None] * bb[None, :] - ab * ab                              # |da x db|^2
     ok = gauss & (n2 > PARALLEL_SIN2 * aa[:, None] * bb[None, :])
-    inv = jax.lax.rsqrt(jnp.where(ok, n2, 1.0))
+    inv = jax.lax.rsqrt(sm.where(ok, n2, 1.0))
     flip = out < 0
-    sep = jnp.where(ok, jnp.where(flip, on_a - on_b, on_b - on_a) * inv, -BIG)
+    sep = sm.where(ok, sm.where(flip, on_a - on_b, on_b - on_a) * inv, -BIG)
     shape = sep.shape + (2, 3)
     seg_a = jnp.broadcast_to(jnp.stack([a.edge_a, a.edge_b], axis=1)[:, None], shape)
     seg_b = jnp.broadcast_to(jnp.stack([b.edge_a, b.edge_b], axis=1)[None, :], shape)
@@ -702,17 +702,17 @@ def _edge_axes_boxes(ha, hb, mat, pos) -> _EdgeAxes:
     axis = _cross(eye[:, None, :], mat.T[None, :, :])                 # (3, 3, 3): a_i x b_j
     ok = _dot(axis, axis) > PARALLEL_SIN2
     flip = _dot(axis, pos) < 0
-    u = _normalize(jnp.where(flip[..., None], -axis, axis), jnp.broadcast_to(eye[:, None, :], axis.shape))
+    u = _normalize(sm.where(flip[..., None], -axis, axis), jnp.broadcast_to(eye[:, None, :], axis.shape))
     ub = _dot(u[..., None, :], mat.T)                                  # (3, 3, 3): u . b_k
     sep = _dot(u, pos) - _dot(jnp.abs(u), ha) - _dot(jnp.abs(ub), hb)
-    sep = jnp.where(ok, sep, -BIG)
+    sep = sm.where(ok, sep, -BIG)
     # Supporting edges: a's along a_i at the corner signs of u, b's along b_j at the signs of -u.
-    sa = jnp.where(u >= 0, 1.0, -1.0) * ha                             # (3, 3, 3) corner, a's frame
+    sa = sm.where(u >= 0, 1.0, -1.0) * ha                             # (3, 3, 3) corner, a's frame
     along_a = eye[:, None, :] * ha[:, None, None]                      # half edge a_i
-    mid_a = jnp.where(eye[:, None, :] > 0, 0.0, sa)
-    sb = jnp.where(ub >= 0, -1.0, 1.0) * hb                            # corner coordinates on b's axes
+    mid_a = sm.where(eye[:, None, :] > 0, 0.0, sa)
+    sb = sm.where(ub >= 0, -1.0, 1.0) * hb                            # corner coordinates on b's axes
     jmask = jnp.broadcast_to(eye[None, :, :], sb.shape) > 0
-    mid_b = pos + _rotate(mat, jnp.where(jmask, 0.0, sb))
+    mid_b = pos + _rotate(mat, sm.where(jmask, 0.0, sb))
     along_b = jnp.broadcast_to((mat * hb).T[None, :, :], mid_b.shape)   # half edge hb_j b_j
     seg_a = jnp.stack([mid_a - along_a, mid_a + along_a], axis=-2)
     seg_b = jnp.stack([mid_b - along_b, mid_b + along_b], axis=-2)
@@ -732,17 +732,17 @@ def _hull_hull(a: ConvexData, b: ConvexData, move_b, edges: _EdgeAxes, spread: b
     ia, ib = flat // edges.sep.shape[1], flat % edges.sep.shape[1]
     tol = FACE_PREFERENCE * scale
     use_b = sep_b[fb] > sep_a[fa] + tol
-    face_sep = jnp.where(use_b, sep_b[fb], sep_a[fa])
+    face_sep = sm.where(use_b, sep_b[fb], sep_a[fa])
     use_edge = edges.sep[ia, ib] > face_sep + tol
 
     # Face contact: reference face (a's or b's) and the most anti-parallel face of the other hull.
     ga = jnp.argmin(_dot(a.face_normal, b.face_normal[fb]))
     gb = jnp.argmin(_dot(b.face_normal, a.face_normal[fa]))
-    n_ref = jnp.where(use_b, b.face_normal[fb], a.face_normal[fa])
-    off_ref = jnp.where(use_b, b.face_offset[fb], a.face_offset[fa])
-    ref = jnp.where(use_b, move_b(b.face_vert[fb]), a.face_vert[fa])
-    inc = jnp.where(use_b, a.face_vert[ga], move_b(b.face_vert[gb]))
-    n_inc = jnp.where(use_b, a.face_normal[ga], b.face_normal[gb])
+    n_ref = sm.where(use_b, b.face_normal[fb], a.face_normal[fa])
+    off_ref = sm.where(use_b, b.face_offset[fb], a.face_offset[fa])
+    ref = sm.where(use_b, move_b(b.face_vert[fb]), a.face_vert[fa])
+    inc = sm.where(use_b, a.face_vert[ga], move_b(b.face_vert[gb]))
+    n_inc = sm.where(use_b, a.face_normal[ga], b.face_normal[gb])
     slack = CLIP_SLACK * scale
     pts, valid, height = _clip_faces(ref, n_ref, off_ref, inc, n_inc, slack)
     # Overlapping, the incident hull's deepest vertex is a candidate too when it is deeper than every
@@ -750,22 +750,22 @@ def _hull_hull(a: ConvexData, b: ConvexData, move_b, edges: _EdgeAxes, spread: b
     # the exact penetration. Apart, its height would understate its distance: left out.
     support_a = a.vert[jnp.argmin(_dot(a.vert, n_ref))]
     support_b = b.vert[jnp.argmin(_dot(b.vert, n_ref))]
-    support = jnp.where(use_b, support_a, support_b)
+    support = sm.where(use_b, support_a, support_b)
     h_support = _dot(support, n_ref) - off_ref
-    deeper = h_support < jnp.min(jnp.where(valid, height, BIG)) - slack
+    deeper = h_support < jnp.min(sm.where(valid, height, BIG)) - slack
     pts = jnp.concatenate([pts, support[None]])
     valid = jnp.concatenate([valid, ((face_sep <= 0.0) & deeper)[None]])
     height = jnp.concatenate([height, h_support[None]])
-    n_ab = jnp.where(use_b, -n_ref, n_ref)
+    n_ab = sm.where(use_b, -n_ref, n_ref)
     cands = _rows(height, pts - n_ref * (0.5 * height)[:, None], jnp.broadcast_to(n_ab, pts.shape), valid)
     if spread:
         t1 = _normalize(ref[1] - ref[0], _perpendicular(n_ref))
         t2 = _cross(n_ref, t1)
-        idx = [jnp.argmin(jnp.where(cands.active, cands.dist, BIG))]
+        idx = [jnp.argmin(sm.where(cands.active, cands.dist, BIG))]
         for k in range(4):
             ang = SPREAD_ANGLE + 0.5 * np.pi * k
             direction = float(np.cos(ang)) * t1 + float(np.sin(ang)) * t2
-            idx.append(jnp.argmax(jnp.where(cands.active, _dot(cands.pos, direction), -BIG)))
+            idx.append(jnp.argmax(sm.where(cands.active, _dot(cands.pos, direction), -BIG)))
         idx = jnp.stack(idx)
         face_rows = _take(cands, idx)
         act = face_rows.active
@@ -773,7 +773,7 @@ def _hull_hull(a: ConvexData, b: ConvexData, move_b, edges: _EdgeAxes, spread: b
             act = act.at[j].set(act[j] & jnp.all(idx[j] != idx[:j]))
         face_rows = face_rows._replace(active=act)
     else:
-        _, idx = jax.lax.top_k(jnp.where(cands.active, -cands.dist, -BIG), ncon)
+        _, idx = jax.lax.top_k(sm.where(cands.active, -cands.dist, -BIG), ncon)
         face_rows = _take(cands, idx)
 
     # Edge contact: closest points of the two edges; overlapping, the depth from the SAT; apart, their
@@ -781,9 +781,9 @@ def _hull_hull(a: ConvexData, b: ConvexData, move_b, edges: _EdgeAxes, spread: b
     sa, sb = edges.seg_a[ia, ib], edges.seg_b[ia, ib]
     _, _, pa, pb = _closest_segments(sa[0], sa[1], sb[0], sb[1])
     axis = _cross(sa[1] - sa[0], sb[1] - sb[0])
-    axis = _normalize(jnp.where(edges.flip[ia, ib], -axis, axis), _perpendicular(sa[1] - sa[0]))
+    axis = _normalize(sm.where(edges.flip[ia, ib], -axis, axis), _perpendicular(sa[1] - sa[0]))
     sep = edges.sep[ia, ib]
-    d_edge = jnp.where(sep > 0, _norm(pb - pa), sep)
+    d_edge = sm.where(sep > 0, _norm(pb - pa), sep)
     edge_row = _rows(d_edge[None], (0.5 * (pa + pb))[None], axis[None], jnp.ones((1,), bool))
     n_rows = face_rows.dist.shape[0]
     edge_rows = _stack([edge_row] + [edge_row._replace(active=jnp.zeros((1,), bool))] * (n_rows - 1))
@@ -853,18 +853,18 @@ def capsule_capsule(c1: Geom, c2: Geom) -> Contact:
     reach = h2 * jnp.abs(cos)
     lo, hi = jnp.clip(-p - reach, -h1, h1), jnp.clip(-p + reach, -h1, h1)
     skew = sin2 > PARALLEL_SIN2
-    s = jnp.where(skew, jnp.clip(_div(q * cos - p, jnp.where(skew, sin2, 0.0)), -h1, h1), 0.5 * (lo + hi))
+    s = sm.where(skew, jnp.clip(_div(q * cos - p, sm.where(skew, sin2, 0.0)), -h1, h1), 0.5 * (lo + hi))
     t = jnp.clip(s * cos + q, -h2, h2)
     s = jnp.clip(t * cos - p, -h1, h1)
     pa = c1.pos + s * u1
     v = c2.pos + t * u2 - pa
     n2 = _dot(v, v, XYZ)
     ok = n2 > TINY2
-    inv = jax.lax.rsqrt(jnp.where(ok, n2, 1.0))
+    inv = jax.lax.rsqrt(sm.where(ok, n2, 1.0))
     # Crossing axes (the closest points coincide): the normal is their common perpendicular.
     fallback = _normalize(_cross(u1, u2, XYZ), _perpendicular(u1, XYZ), XYZ)
-    n = jnp.where(ok[None], v * inv[None], fallback)
-    dist = jnp.where(ok, n2 * inv, 0.0) - rr
+    n = sm.where(ok[None], v * inv[None], fallback)
+    dist = sm.where(ok, n2 * inv, 0.0) - rr
     main_pos = pa + n * (r1 + 0.5 * dist)
     line = (sin2 <= CAPSULE_PARALLEL_SIN ** 2) & (hi > lo)
     rows = []
@@ -873,8 +873,8 @@ def capsule_capsule(c1: Geom, c2: Geom) -> Contact:
         near = c2.pos + jnp.clip(x * cos + q, -h2, h2) * u2
         de = _dot(near - end, n, XYZ) - rr
         on = hi - lo > DEDUPE * rr if k else True
-        rows.append((jnp.where(line, de, dist), jnp.where(line, end + n * (r1 + 0.5 * de), main_pos), n,
-                     jnp.where(line, on, k == 0)))
+        rows.append((sm.where(line, de, dist), sm.where(line, end + n * (r1 + 0.5 * de), main_pos), n,
+                     sm.where(line, on, k == 0)))
     return _batched_rows(rows)
 
 
@@ -983,7 +983,7 @@ def _point_terrain(c, ter: _Terrain):
     h = _dot(c - ter.tri[:, 0], ter.n)
     over_normal = jnp.all(_dot(ter.side, c - ter.tri) >= 0.0, axis=-1)
     over_vertical = jnp.all(_dot(ter.vside, c - ter.tri) >= 0.0, axis=-1)
-    over = jnp.where(h >= 0.0, over_normal, over_vertical)
+    over = sm.where(h >= 0.0, over_normal, over_vertical)
     up = _unit(2, c)
     t, qe = _closest_on_segment(ter.edge_a, ter.edge_b, c)
     we = _normalize(c - qe, up)
@@ -1009,13 +1009,13 @@ def _segment_terrain(p0, p1, ter: _Terrain):
     a = _dot(ter.vside, p0 - ter.tri)                           # (T, 3): a + t b >= 0 over the triangle
     b = _dot(ter.vside, d)
     t = _div(-a, b)
-    t_lo = jnp.maximum(jnp.max(jnp.where(b > 0, t, -BIG), axis=1), 0.0)
-    t_hi = jnp.minimum(jnp.min(jnp.where(b < 0, t, BIG), axis=1), 1.0)
+    t_lo = jnp.maximum(jnp.max(sm.where(b > 0, t, -BIG), axis=1), 0.0)
+    t_hi = jnp.minimum(jnp.min(sm.where(b < 0, t, BIG), axis=1), 1.0)
     over = (t_lo <= t_hi) & ~jnp.any((b == 0) & (a < 0), axis=1)
     h0 = _dot(p0 + t_lo[:, None] * d - ter.tri[:, 0], ter.n)
     h1 = _dot(p0 + t_hi[:, None] * d - ter.tri[:, 0], ter.n)
     h = jnp.minimum(h0, h1)
-    pf = p0 + jnp.where(h0 <= h1, t_lo, t_hi)[:, None] * d
+    pf = p0 + sm.where(h0 <= h1, t_lo, t_hi)[:, None] * d
     up = _unit(2, p0)
     _, te, ps, pe = _closest_segments(p0, p1, ter.edge_a, ter.edge_b)
     we = _normalize(ps - pe, up)
@@ -1031,7 +1031,7 @@ def _segment_terrain(p0, p1, ter: _Terrain):
 
 def _best(valid, score, k):
     """Indices of the k smallest `score` among valid entries (invalid ones last)."""
-    _, idx = jax.lax.top_k(jnp.where(valid, -score, -BIG), k)
+    _, idx = jax.lax.top_k(sm.where(valid, -score, -BIG), k)
     return idx
 
 
@@ -1072,7 +1072,7 @@ def heightfield_box(hf: Geom, box: Geom) -> Contact:
     # Each corner against the terrain right around it (a small window of its own): a point's nearest
     # terrain point is no farther sideways than the point is from the terrain.
     sd, _, w, valid = jax.vmap(lambda c: _point_terrain(c, _terrain(hf, c, CORNER_CELLS)))(corners)
-    k = jnp.argmin(jnp.where(valid, sd, BIG), axis=1)[:, None]
+    k = jnp.argmin(sm.where(valid, sd, BIG), axis=1)[:, None]
     sd_c = jnp.take_along_axis(sd, k, axis=1)[:, 0]
     w_c = jnp.take_along_axis(w, k[..., None], axis=1)[:, 0]
     ok_c = jnp.any(valid, axis=1)
@@ -1084,11 +1084,11 @@ def heightfield_box(hf: Geom, box: Geom) -> Contact:
     outside = jnp.any(jnp.abs(vb) > h, axis=1)
     depth = h - jnp.abs(vb)
     face = jnp.arange(3) == jnp.argmin(depth, axis=1)[:, None]
-    sign = jnp.where(vb >= 0, 1.0, -1.0)
-    n_face = jnp.where(face, sign, 0.0)
-    n_box = jnp.where(outside[:, None], _normalize(vb - q, n_face), n_face)    # outward, box frame
-    sd_v = jnp.where(outside, _norm(vb - q), -jnp.min(depth, axis=1))
-    qb = jnp.where(outside[:, None], q, jnp.where(face, sign * h, vb))
+    sign = sm.where(vb >= 0, 1.0, -1.0)
+    n_face = sm.where(face, sign, 0.0)
+    n_box = sm.where(outside[:, None], _normalize(vb - q, n_face), n_face)    # outward, box frame
+    sd_v = sm.where(outside, _norm(vb - q), -jnp.min(depth, axis=1))
+    qb = sm.where(outside[:, None], q, sm.where(face, sign * h, vb))
     w_v = -_rotate(mat, n_box)
     ok_v = _peak(w_v, ter.nbr, ter.nbr_slack, strict=True)
     j = _best(ok_v, sd_v, 4)

@@ -109,7 +109,7 @@ def _tangents(n):
     """An orthonormal pair spanning the plane normal to unit n (…, 3, B), smooth almost everywhere."""
     dtype = n.dtype
     pick_x = (jnp.abs(n[..., 0, :]) < 0.9)[..., None, :]
-    a = jnp.where(pick_x, jnp.asarray([1.0, 0.0, 0.0], dtype)[:, None], jnp.asarray([0.0, 1.0, 0.0], dtype)[:, None])
+    a = sm.where(pick_x, jnp.asarray([1.0, 0.0, 0.0], dtype)[:, None], jnp.asarray([0.0, 1.0, 0.0], dtype)[:, None])
     t1 = sm.normalize(a - sm.dot(a, n)[..., None, :] * n)
     return t1, sm.cross(n, t1)
 
@@ -197,7 +197,7 @@ def _closest(slots: _Slots, k: int) -> _Slots:
     """Each environment's k candidates of smallest distance (real candidates before padding rows), in
     that order: the deepest contacts are solved first. Branch-free (`_smallest`), and differentiable
     in the chosen rows' values (the choice itself is a step function, as the kernels' own)."""
-    idx = _smallest(jnp.where(slots.active, slots.dist, jnp.inf), k)    # (k, B)
+    idx = _smallest(sm.where(slots.active, slots.dist, jnp.inf), k)    # (k, B)
     return _Slots(*(_take_rows(x, idx) for x in (slots.dist, slots.pos, slots.normal, slots.active)),
                   *(jnp.asarray(x)[idx] for x in (slots.pair, slots.body1, slots.body2)))
 
@@ -262,7 +262,7 @@ def _slot_jacobians(m: Model, f: Frames, slots: _Slots):
         if reduce:
             terms = frame[:, :, None] * c_lin[None, None] + rxf[:, :, None] * c_ang[None, None]
             return jnp.sum(terms * mask[:, :, :, None], axis=3)          # (s, row, nv, B)
-        return mask * sum(frame[:, :, x:x + 1, :] * c_lin[:, x, :] + rxf[:, :, x:x + 1, :] * c_ang[:, x, :]
+        return mask * sm.total(frame[:, :, x:x + 1, :] * c_lin[:, x, :] + rxf[:, :, x:x + 1, :] * c_ang[:, x, :]
                           for x in range(3))
 
     one_ref = _one_reference(m)
@@ -305,18 +305,18 @@ def _limit_rows(m: Model, q):
         below = q[a] - m.jnt_range[one, 0:1]
         above = m.jnt_range[one, 1:2] - q[a]
         lower_nearer = below < above
-        axis = (np.asarray(m.jnt_dof_adr.array)[one], jnp.where(lower_nearer, 1.0, -1.0).astype(dtype),
-                jnp.where(lower_nearer, below, above),
+        axis = (np.asarray(m.jnt_dof_adr.array)[one], sm.where(lower_nearer, 1.0, -1.0).astype(dtype),
+                sm.where(lower_nearer, below, above),
                 jnp.broadcast_to(m.jnt_limit_solref[one, 0:1], (len(one), batch)),
                 jnp.broadcast_to(m.jnt_limit_solref[one, 1:2], (len(one), batch)))
     for j in np.flatnonzero(limited & (kinds == JointKind.BALL)):
         a, d = m.jnt_qpos_adr[j], m.jnt_dof_adr[j]
         quat = sm.normalize(q[a:a + 4])
-        quat = quat * jnp.where(quat[0] < 0, -1.0, 1.0)                  # the short way round
+        quat = quat * sm.where(quat[0] < 0, -1.0, 1.0)                  # the short way round
         vec = quat[1:]
         sin_half = sm.safe_norm(vec)
         angle = 2.0 * jnp.arctan2(sin_half, quat[0])
-        unit = vec / jnp.where(sin_half > 0, sin_half, 1.0)
+        unit = vec / sm.where(sin_half > 0, sin_half, 1.0)
         balls.append((jnp.zeros((1, m.nv, batch), dtype).at[0, d:d + 3].set(-unit),   # angle grows along it
                       (m.jnt_range[j, 1] - angle)[None],
                       jnp.broadcast_to(m.jnt_limit_solref[j, 0], (1, batch)),
@@ -388,6 +388,11 @@ def _limit_system(m: Model, q, minv, bias_of, unroll):
     mr = _inverse_or_zero(A[np.arange(k), np.arange(k)])
     bias, ms, impulse_scale = bias_of(tc, dr, C)
     gain = mr * ms                                                       # (k, B)
+    # Rows are taken as (1, B) slices, A's and W's from their rows flattened: one operation each
+    # (an index A[i, j] is a slice and a reshape), and the sweep is most of a scene's operations from
+    # limits (Ant: 376 of 2,961 in its step's jaxpr before).
+    a_rows = A.reshape((k * k,) + A.shape[2:])
+    w_rows = W.reshape((k * m.nv,) + W.shape[2:])
 
     def sweep(qd_vec, lam):
         v = velocity(qd_vec)
@@ -395,24 +400,35 @@ def _limit_system(m: Model, q, minv, bias_of, unroll):
         for start in range(0, k, _LIMIT_GROUP):
             new = []
             for i in range(start, min(start + _LIMIT_GROUP, k)):
-                v_i = v[i] + sum(A[i, j] * step[j] for j in range(i)) if i else v[i]
-                new.append(jnp.maximum(lam[i] - gain[i] * (v_i + bias[i]) - impulse_scale[i] * lam[i], 0.0))
-                step.append(new[-1] - lam[i])
+                v_i = sm.total([_row(v, i)] + [_row(a_rows, i * k + j) * step[j] for j in range(i)])
+                lam_i = _row(lam, i)
+                new.append(jnp.maximum(lam_i - _row(gain, i) * (v_i + _row(bias, i))
+                                       - _row(impulse_scale, i) * lam_i, 0.0))
+                step.append(new[-1] - lam_i)
             # The barrier ends a fused chain of row updates: XLA would otherwise re-evaluate the chain
             # in each of its consumers (each later row, each dof's velocity update).
-            new = jax.lax.optimization_barrier(jnp.stack(new))
-            step[start:] = list(new - lam[start:start + len(new)])
+            new = jax.lax.optimization_barrier(jnp.concatenate(new))
+            moved = new - jax.lax.slice_in_dim(lam, start, start + new.shape[0])
+            step[start:] = [_row(moved, r) for r in range(new.shape[0])]
             groups.append(new)
         # In halves (math.by_halves): written over qd_vec, the loop would run scalar.
-        return (sm.by_halves(lambda rows: qd_vec[rows] + sum(W[i, rows] * step[i] for i in range(k)), m.nv),
-                jnp.concatenate(groups))
+        nv = m.nv
+        return (sm.by_halves(lambda rows: sm.total(
+            [jax.lax.slice_in_dim(qd_vec, rows.start, rows.stop)]
+            + [jax.lax.slice_in_dim(w_rows, i * nv + rows.start, i * nv + rows.stop) * step[i] for i in range(k)]),
+            nv), jnp.concatenate(groups))
 
     return k, sweep
 
 
+def _row(x, i):
+    """Row i of x, kept as (1, ...)."""
+    return jax.lax.slice_in_dim(x, i, i + 1)
+
+
 def _inverse_or_zero(a):
     """1/a where a > _TINY, else 0 (empty rows)."""
-    return jnp.where(a > _TINY, 1.0 / jnp.where(a > _TINY, a, 1.0), 0.0)
+    return sm.where(a > _TINY, 1.0 / sm.where(a > _TINY, a, 1.0), 0.0)
 
 
 def _smallest(key, k):
@@ -426,7 +442,7 @@ def _smallest(key, k):
     --select`: 5.0× at n = 25, k = 8; at n = 189, k = 16, 1.5× without groups and 2.5× with them)."""
     n = key.shape[0]
     big = jnp.finfo(key.dtype).max        # +inf is kept for a group whose rows are all taken
-    key = jax.lax.stop_gradient(jnp.where(key < big, key, big))
+    key = jax.lax.stop_gradient(sm.where(key < big, key, big))
     if n < _GROUPED_FROM:
         def next_row(last, _):
             new = _next_smallest(key, *last)
@@ -451,12 +467,12 @@ def _smallest(key, k):
         best = jnp.min(head_key, axis=0)
         # The first group holding the minimum holds the lowest row with it (groups are row ranges);
         # a group whose rows are all taken has head_key = +inf (above every key) and head_row = g.
-        sel = jnp.min(jnp.where(head_key == best, groups, ngroup), axis=0)       # (B,)
+        sel = jnp.min(sm.where(head_key == best, groups, ngroup), axis=0)       # (B,)
         row = jnp.take_along_axis(head_row, sel[None], axis=0)[0]
         mine = jnp.take_along_axis(grouped, sel[None, None], axis=0)[0]          # (g, B)
         nxt_key, nxt_row = _next_smallest(mine, best, row)
         here = groups == sel
-        heads = (jnp.where(here, nxt_key, head_key), jnp.where(here, nxt_row, head_row))
+        heads = (sm.where(here, nxt_key, head_key), sm.where(here, nxt_row, head_row))
         return heads, jnp.minimum(sel * g + row, n - 1)
 
     return jax.lax.scan(next_row, heads, None, length=k, unroll=_GROUPED_UNROLL)[1]
@@ -468,18 +484,18 @@ def _next_smallest(key, last_key, last_row):
     n = key.shape[0]
     rows = jnp.arange(n, dtype=jnp.int32)[:, None]
     later = (key > last_key) | ((key == last_key) & (rows > last_row))
-    new_key = jnp.min(jnp.where(later, key, jnp.inf), axis=0)
-    return new_key, jnp.min(jnp.where(later & (key == new_key), rows, n), axis=0)
+    new_key = jnp.min(sm.where(later, key, jnp.inf), axis=0)
+    return new_key, jnp.min(sm.where(later & (key == new_key), rows, n), axis=0)
 
 
 def _rows_times_minv(J, minv):
     """W = J·M⁻¹ for rows J (…, nv, B) and M⁻¹ (nv, nv, B), one elementwise chain over the dofs."""
-    return sum(J[..., k:k + 1, :] * minv[k] for k in range(minv.shape[0]))
+    return sm.total(jax.lax.slice_in_dim(J, k, k + 1, axis=J.ndim - 2) * _row(minv, k) for k in range(minv.shape[0]))
 
 
 def _row_dot(a, b):
     """Σ_k a[..., k, :]·b[..., k, :] over the dof axis (second to last), as one elementwise chain."""
-    return sum(a[..., k:k + 1, :] * b[..., k:k + 1, :] for k in range(a.shape[-2]))[..., 0, :]
+    return sm.total(sm.part(a, k) * sm.part(b, k) for k in range(a.shape[-2]))[..., 0, :]
 
 
 def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
@@ -536,7 +552,7 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         limit = mu_b * ln
         if elliptic:
             norm_t = sm.safe_norm(lt)
-            lt = lt * jnp.where(norm_t > limit, limit / jnp.where(norm_t > 0, norm_t, 1.0), 1.0)
+            lt = lt * sm.where(norm_t > limit, limit / sm.where(norm_t > 0, norm_t, 1.0), 1.0)
         else:
             lt = jnp.clip(lt, -limit, limit)
         new = jnp.concatenate([ln[None], lt * on])
@@ -597,8 +613,8 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
 
         def restitution(qd_vec, blk):
             Jb, Wb, mb, lam_b, on, e_b, v0 = blk
-            v = sum(Jb[d] * qd_vec[d] for d in range(m.nv))
-            new = jnp.where(on, jnp.maximum(lam_b + mb * (-e_b * v0 - v), 0.0), lam_b)
+            v = sm.total(Jb[d] * qd_vec[d] for d in range(m.nv))
+            new = sm.where(on, jnp.maximum(lam_b + mb * (-e_b * v0 - v), 0.0), lam_b)
             return qd_vec + Wb * (new - lam_b), new
 
         qd_vec, lam_n = jax.lax.scan(restitution, qd_vec, (Jn, Wn, mc[idx, 0], lam_n, bounce, e, v_before))
@@ -624,5 +640,5 @@ def _bias(tc, dr, C, h):
     step; speculative rows (C > 0, still apart) only stop the approach that would close the gap."""
     bias_rate, mass_scale, impulse_scale = _soft(tc, dr, h)
     speculative = C > 0
-    return (jnp.where(speculative, C / h, bias_rate * C), jnp.where(speculative, 1.0, mass_scale),
-            jnp.where(speculative, 0.0, impulse_scale))
+    return (sm.where(speculative, C / h, bias_rate * C), sm.where(speculative, 1.0, mass_scale),
+            sm.where(speculative, 0.0, impulse_scale))

@@ -73,7 +73,7 @@ def forward_kinematics(m: Model, q) -> Frames:
     same = jnp.asarray(p.same_tree, dtype)
     tree_m = same @ m.body_mass
     tree_mx = jnp.tensordot(same, m.body_mass[:, None, None] * xipos, axes=(1, 0))
-    root_com = tree_mx / jnp.where(tree_m > 0, tree_m, 1.0)[:, None, None]
+    root_com = tree_mx / sm.where(tree_m > 0, tree_m, 1.0)[:, None, None]
 
     if m.njnt == 0:
         empty = jnp.zeros((0, 3, batch), dtype)
@@ -105,18 +105,18 @@ def _joint_slot(ps, qs, qv, value, anchor, axis, is_kind, present, with_axes: bo
     anchor_w = ps + sm.quat_rotate(qs, anchor)
     slide = JointKind.SLIDE in present
     axis_w = sm.quat_rotate(qs, axis) if with_axes or slide else None
-    qloc = jnp.where(is_kind(JointKind.HINGE), sm.axis_angle_quat(axis, value), _IDENTITY)
+    qloc = sm.where(is_kind(JointKind.HINGE), sm.axis_angle_quat(axis, value), _IDENTITY)
     if JointKind.BALL in present:
-        qloc = jnp.where(is_kind(JointKind.BALL), sm.normalize(qv[:, :4]), qloc)
+        qloc = sm.where(is_kind(JointKind.BALL), sm.normalize(qv[:, :4]), qloc)
     new_quat = sm.normalize(sm.quat_mul(qs, qloc))
     new_pos = anchor_w - sm.quat_rotate(new_quat, anchor)
     if slide:
-        new_pos = new_pos + axis_w * jnp.where(is_kind(JointKind.SLIDE)[:, 0], value, 0.0)[:, None, :]
+        new_pos = new_pos + axis_w * sm.where(is_kind(JointKind.SLIDE)[:, 0], value, 0.0)[:, None, :]
     if JointKind.FREE in present:
         free = is_kind(JointKind.FREE)
-        new_pos = jnp.where(free, qv[:, :3], new_pos)
-        new_quat = jnp.where(free, sm.normalize(qv[:, 3:]), new_quat)
-        anchor_w = jnp.where(free, new_pos, anchor_w)
+        new_pos = sm.where(free, qv[:, :3], new_pos)
+        new_quat = sm.where(free, sm.normalize(qv[:, 3:]), new_quat)
+        anchor_w = sm.where(free, new_pos, anchor_w)
     return anchor_w, axis_w, new_pos, new_quat
 
 
@@ -141,27 +141,30 @@ def _walk_steps(m: Model, p, q, with_joints: bool):
         start=st.start, src=st.src, has=has,
         **{k.name: v for k, v in masks.items()},
         qadr=np.where(has, np.asarray(m.jnt_qpos_adr.array)[j], 0).astype(np.int32),
-        off_pos=jnp.where(st.place[..., None], m.body_pos[body], 0.0).astype(dtype),
-        off_quat=jnp.where(st.place[..., None], m.body_quat[body], _IDENTITY[:, 0]).astype(dtype),
-        anchor=jnp.where(has[..., None], m.jnt_anchor[j], 0.0).astype(dtype),
-        axis=jnp.where(has[..., None], m.jnt_axis[j], 0.0).astype(dtype),
-        ref=jnp.where(has, m.jnt_reference[j], 0.0).astype(dtype))
+        off_pos=sm.where(st.place[..., None], m.body_pos[body], 0.0).astype(dtype),
+        off_quat=sm.where(st.place[..., None], m.body_quat[body], _IDENTITY[:, 0]).astype(dtype),
+        anchor=sm.where(has[..., None], m.jnt_anchor[j], 0.0).astype(dtype),
+        axis=sm.where(has[..., None], m.jnt_axis[j], 0.0).astype(dtype),
+        ref=sm.where(has, m.jnt_reference[j], 0.0).astype(dtype))
     qpad = jnp.concatenate([q, jnp.zeros((6, batch), dtype)])            # q[adr:adr + 7] in range
-    rows = lambda a, idx: jnp.stack([jax.lax.dynamic_index_in_dim(a, i, keepdims=False)   # noqa: E731
-                                     for i in idx])
+    # Rows idx (W,) of a, and 7 values of qpad from each of idx: the indices are in range by
+    # construction, so the slices skip lax's wrapping of negative indices (a compare and a select each).
+    rows = lambda a, idx: jnp.concatenate([jax.lax.dynamic_slice_in_dim(         # noqa: E731
+        a, idx[w], 1, allow_negative_indices=False) for w in range(idx.shape[0])])
 
     def step(carry, x):
         pos, quat = carry
         ps, qs = rows(pos, x["src"]), rows(quat, x["src"])               # (W, 3, B), (W, 4, B)
         ps = ps + sm.quat_rotate(qs, x["off_pos"][..., None])
         qs = sm.quat_mul(qs, x["off_quat"][..., None])
-        qv = jnp.stack([jax.lax.dynamic_slice_in_dim(qpad, i, 7) for i in x["qadr"]])
+        qv = jnp.stack([jax.lax.dynamic_slice_in_dim(qpad, x["qadr"][w], 7, allow_negative_indices=False)
+                        for w in range(width)])
         anchor_w, axis_w, new_pos, new_quat = _joint_slot(
             ps, qs, qv, qv[:, 0] - x["ref"][:, None], x["anchor"][..., None], x["axis"][..., None],
             lambda k: x[k.name][:, None, None], present, with_joints)
         has_j = x["has"][:, None, None]
-        out = (jax.lax.dynamic_update_slice_in_dim(pos, jnp.where(has_j, new_pos, ps), x["start"], 0),
-               jax.lax.dynamic_update_slice_in_dim(quat, jnp.where(has_j, new_quat, qs), x["start"], 0))
+        out = (jax.lax.dynamic_update_slice_in_dim(pos, sm.where(has_j, new_pos, ps), x["start"], 0),
+               jax.lax.dynamic_update_slice_in_dim(quat, sm.where(has_j, new_quat, qs), x["start"], 0))
         return out, ((anchor_w, axis_w, new_quat) if with_joints else None)
 
     zeros = lambda c: sm.zeros_like_batch((nb + width, c, batch), q)    # noqa: E731  (past nb: scratch)
@@ -230,7 +233,7 @@ def motion_subspaces(m: Model, p, root_com, xanchor, xaxis, jnt_mat):
     kinds = np.asarray(m.jnt_kind.array)[j]
     frame_axis = jnt_mat[j, :, p.dof_axis]                                 # (nv, 3, B)
     one_axis = ((kinds == JointKind.HINGE) | (kinds == JointKind.SLIDE))[:, None, None]
-    r = jnp.where(one_axis, xaxis[j], frame_axis) * jnp.asarray(p.dof_rot, dtype)[:, None, None]
+    r = sm.where(one_axis, xaxis[j], frame_axis) * jnp.asarray(p.dof_rot, dtype)[:, None, None]
     lin = (xaxis[j] * jnp.asarray(p.dof_slide, dtype)[:, None, None]
            + jnp.asarray(np.eye(3)[p.dof_axis] * p.dof_trans[:, None], dtype)[:, :, None])
     o = root_com[p.dof_body]
