@@ -257,7 +257,7 @@ def _segment(g: Geom):
 def _closest_on_segment(a, b, p, axis=-1):
     """Parameter t in [0, 1] and point of segment a-b closest to p (broadcasting over leading axes)."""
     d = b - a
-    t = jnp.clip(_div(_dot(p - a, d, axis), _dot(d, d, axis)), 0.0, 1.0)
+    t = sm.clip(_div(_dot(p - a, d, axis), _dot(d, d, axis)), 0.0, 1.0)
     return t, a + jnp.expand_dims(t, axis) * d
 
 
@@ -274,13 +274,13 @@ def _closest_segments(a0, a1, b0, b1, axis=-1):
     def params(a, e, b, c, f):
         denom = a * e - b * b
         skew = denom > PARALLEL_SIN2 * a * e
-        s_skew = jnp.clip(_div(b * f - c * e, sm.where(skew, denom, 0.0)), 0.0, 1.0)
+        s_skew = sm.clip(_div(b * f - c * e, sm.where(skew, denom, 0.0)), 0.0, 1.0)
         sb0, sb1 = _div(-c, a), _div(b - c, a)              # b0 and b1 projected on a's line
-        lo = jnp.clip(jnp.minimum(sb0, sb1), 0.0, 1.0)
-        hi = jnp.clip(jnp.maximum(sb0, sb1), 0.0, 1.0)
+        lo = sm.clip(jnp.minimum(sb0, sb1), 0.0, 1.0)
+        hi = sm.clip(jnp.maximum(sb0, sb1), 0.0, 1.0)
         s = sm.where(skew, s_skew, 0.5 * (lo + hi))
-        t = jnp.clip(_div(b * s + f, e), 0.0, 1.0)
-        s = jnp.clip(_div(b * t - c, a), 0.0, 1.0)
+        t = sm.clip(_div(b * s + f, e), 0.0, 1.0)
+        s = sm.clip(_div(b * t - c, a), 0.0, 1.0)
         return s, t
 
     if jnp.ndim(a) >= 1:        # many segments at once (a hull's or terrain's edges): math.by_halves
@@ -397,7 +397,7 @@ def _along_axis(g: Geom, p):
     along the unit axis clipped to ±half length. The axis is a column of a rotation, so |axis| = 1 and
     no division is needed (see capsule_capsule)."""
     u, half = g.mat[:, 2], g.size[1]
-    return g.pos + jnp.clip(_dot(p - g.pos, u, XYZ), -half, half) * u
+    return g.pos + sm.clip(_dot(p - g.pos, u, XYZ), -half, half) * u
 
 
 def sphere_capsule(sphere: Geom, capsule: Geom) -> Contact:
@@ -408,7 +408,7 @@ def sphere_capsule(sphere: Geom, capsule: Geom) -> Contact:
 def sphere_box(sphere: Geom, box: Geom) -> Contact:
     h = box.size
     c = _unrotate(box.mat, sphere.pos - box.pos)     # centre in the box frame
-    q = jnp.clip(c, -h, h)
+    q = sm.clip(c, -h, h)
     outside = jnp.any(jnp.abs(c) > h)
     depth = h - jnp.abs(c)                           # inside: distance to each face pair
     k = jnp.argmin(depth)
@@ -588,7 +588,7 @@ def _capsule_hull(capsule: Geom, hull_geom: Geom, is_box: bool) -> Contact:
     # Only when the nearest point itself lies over the face (else the face's rows would be farther).
     d = p1 - p0
     t_a = _div(_dot(pa - p0, d), _dot(d, d))
-    off_face = jnp.abs(t_a - jnp.clip(t_a, t_lo, t_hi)) * _norm(d)
+    off_face = jnp.abs(t_a - sm.clip(t_a, t_lo, t_hi)) * _norm(d)
     along = (_dot(nf, n_out) > 1.0 - FACE_ALIGN) & nonempty & (off_face <= CLIP_SLACK * hull.radius)
     ends = p0 + jnp.stack([t_lo, t_hi])[:, None] * (p1 - p0)
     he = _dot(ends, nf) - hull.face_offset[f]
@@ -851,11 +851,11 @@ def capsule_capsule(c1: Geom, c2: Geom) -> Contact:
     sin2 = 1.0 - cos * cos
     # Axis 2's extent projected on axis 1 (offsets from c1), clipped to axis 1: the overlap.
     reach = h2 * jnp.abs(cos)
-    lo, hi = jnp.clip(-p - reach, -h1, h1), jnp.clip(-p + reach, -h1, h1)
+    lo, hi = sm.clip(-p - reach, -h1, h1), sm.clip(-p + reach, -h1, h1)
     skew = sin2 > PARALLEL_SIN2
-    s = sm.where(skew, jnp.clip(_div(q * cos - p, sm.where(skew, sin2, 0.0)), -h1, h1), 0.5 * (lo + hi))
-    t = jnp.clip(s * cos + q, -h2, h2)
-    s = jnp.clip(t * cos - p, -h1, h1)
+    s = sm.where(skew, sm.clip(_div(q * cos - p, sm.where(skew, sin2, 0.0)), -h1, h1), 0.5 * (lo + hi))
+    t = sm.clip(s * cos + q, -h2, h2)
+    s = sm.clip(t * cos - p, -h1, h1)
     pa = c1.pos + s * u1
     v = c2.pos + t * u2 - pa
     n2 = _dot(v, v, XYZ)
@@ -870,7 +870,7 @@ def capsule_capsule(c1: Geom, c2: Geom) -> Contact:
     rows = []
     for k, x in enumerate((lo, hi)):
         end = c1.pos + x * u1
-        near = c2.pos + jnp.clip(x * cos + q, -h2, h2) * u2
+        near = c2.pos + sm.clip(x * cos + q, -h2, h2) * u2
         de = _dot(near - end, n, XYZ) - rr
         on = hi - lo > DEDUPE * rr if k else True
         rows.append((sm.where(line, de, dist), sm.where(line, end + n * (r1 + 0.5 * de), main_pos), n,
@@ -927,8 +927,8 @@ def _terrain(hf: Geom, center, cells: int | None = None) -> _Terrain:
         wy, wx = min(cells, nrow - 1), min(cells, ncol - 1)
     sx, sy = hf.size[0], hf.size[1]
     dx, dy = 2.0 * sx / (ncol - 1), 2.0 * sy / (nrow - 1)
-    j0 = jnp.clip(jnp.round((center[0] + sx) / dx).astype(jnp.int32) - wx // 2, 0, ncol - 1 - wx)
-    i0 = jnp.clip(jnp.round((center[1] + sy) / dy).astype(jnp.int32) - wy // 2, 0, nrow - 1 - wy)
+    j0 = sm.clip(jnp.round((center[0] + sx) / dx).astype(jnp.int32) - wx // 2, 0, ncol - 1 - wx)
+    i0 = sm.clip(jnp.round((center[1] + sy) / dy).astype(jnp.int32) - wy // 2, 0, nrow - 1 - wy)
     z = jax.lax.dynamic_slice(elev, (i0, j0), (wy + 3, wx + 3))     # grid rows i0-1 .. i0+wy+1
     x = -sx + (j0 - 1 + jnp.arange(wx + 3, dtype=jnp.int32)).astype(elev.dtype) * dx
     y = -sy + (i0 - 1 + jnp.arange(wy + 3, dtype=jnp.int32)).astype(elev.dtype) * dy
@@ -1080,7 +1080,7 @@ def heightfield_box(hf: Geom, box: Geom) -> Contact:
     corner_rows = _rows(sd_c[i], corners[i] - w_c[i] * (0.5 * sd_c[i])[:, None], w_c[i], ok_c[i])
     # Terrain vertices that are peaks under the box (in the box frame: distance to the box).
     vb = _unrotate(mat, ter.vert - center)
-    q = jnp.clip(vb, -h, h)
+    q = sm.clip(vb, -h, h)
     outside = jnp.any(jnp.abs(vb) > h, axis=1)
     depth = h - jnp.abs(vb)
     face = jnp.arange(3) == jnp.argmin(depth, axis=1)[:, None]

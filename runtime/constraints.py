@@ -121,16 +121,16 @@ def _run_kernel(m: Model, grp, gpos, gmat):
     def geoms(ids):
         stack = lambda xs: None if xs[0] is None else jax.tree_util.tree_map(  # noqa: E731
             lambda *a: jnp.stack(a), *xs)
-        return collision.Geom(pos=jnp.moveaxis(gpos[ids], -1, 1), mat=jnp.moveaxis(gmat[ids], -1, 1),
-                              size=m.geom_size[ids], mesh=stack([m.geom_mesh[g] for g in ids]),
+        return collision.Geom(pos=jnp.moveaxis(sm.take(gpos, ids), -1, 1), mat=jnp.moveaxis(sm.take(gmat, ids), -1, 1),
+                              size=sm.take(m.geom_size, ids), mesh=stack([m.geom_mesh[g] for g in ids]),
                               hfield=stack([m.geom_hfield[g] for g in ids]))
 
     ids1, ids2 = np.asarray(grp.geom1.array), np.asarray(grp.geom2.array)
     if grp.kernel in collision.BATCHED:
         # x, y, z first and the pairs and the batch after them, in one call (see collision.BATCHED).
         def batched(ids):
-            return collision.Geom(pos=jnp.moveaxis(gpos[ids], 1, 0), mat=jnp.moveaxis(gmat[ids], 0, 2),
-                                  size=m.geom_size[ids].T[:, :, None])
+            return collision.Geom(pos=jnp.moveaxis(sm.take(gpos, ids), 1, 0), mat=jnp.moveaxis(sm.take(gmat, ids), 0, 2),
+                                  size=sm.take(m.geom_size, ids).T[:, :, None])
 
         con = collision.KERNELS[grp.kernel](batched(ids1), batched(ids2))   # (ncon, npair, ...)
         return type(con)(*(jnp.moveaxis(x, -2, 0) for x in con))          # (npair, ncon, ..., B)
@@ -211,7 +211,7 @@ def _per_slot(values, index):
     """values (n, ...) indexed by the slots' static (s,) or per-environment (s, B) indices: (s, ..., B)
     for the latter, (s, ...) for the former."""
     if isinstance(index, np.ndarray):
-        return values[index]
+        return sm.take(values, index)
     values = jnp.asarray(values)
     if values.ndim == 1:
         return values[index]
@@ -222,7 +222,7 @@ def _per_slot(values, index):
 
 def _body_rows(values, index):
     """Rows of a per-body array with the batch last, values (nbody, ..., B), for each slot: (s, ..., B)."""
-    return values[index] if isinstance(index, np.ndarray) else _take_rows(values, index)
+    return sm.take(values, index) if isinstance(index, np.ndarray) else _take_rows(values, index)
 
 
 def _pair_values(values, pair, batch):
@@ -302,8 +302,9 @@ def _limit_rows(m: Model, q):
     one = np.flatnonzero(limited & ((kinds == JointKind.HINGE) | (kinds == JointKind.SLIDE)))
     if len(one):
         a = np.asarray(m.jnt_qpos_adr.array)[one]
-        below = q[a] - m.jnt_range[one, 0:1]
-        above = m.jnt_range[one, 1:2] - q[a]
+        q_a = sm.take(q, a)
+        below = q_a - m.jnt_range[one, 0:1]
+        above = m.jnt_range[one, 1:2] - q_a
         lower_nearer = below < above
         axis = (np.asarray(m.jnt_dof_adr.array)[one], sm.where(lower_nearer, 1.0, -1.0).astype(dtype),
                 sm.where(lower_nearer, below, above),
@@ -380,11 +381,11 @@ def _limit_system(m: Model, q, minv, bias_of, unroll):
         def velocity(qd_vec):
             return s * _row_dot(pick, qd_vec[None])                     # (k, B)
     else:
-        W = minv[d] * s[:, None, :]
+        W = sm.take(minv, d) * s[:, None, :]
         A = minv[d[:, None], d[None, :]] * s[:, None, :] * s[None, :]    # static gathers (k, k, B)
 
         def velocity(qd_vec):
-            return s * qd_vec[d]
+            return s * sm.take(qd_vec, d)
     mr = _inverse_or_zero(A[np.arange(k), np.arange(k)])
     bias, ms, impulse_scale = bias_of(tc, dr, C)
     gain = mr * ms                                                       # (k, B)
@@ -554,7 +555,7 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
             norm_t = sm.safe_norm(lt)
             lt = lt * sm.where(norm_t > limit, limit / sm.where(norm_t > 0, norm_t, 1.0), 1.0)
         else:
-            lt = jnp.clip(lt, -limit, limit)
+            lt = sm.clip(lt, -limit, limit)
         new = jnp.concatenate([ln[None], lt * on])
         step = new - lam
         if unrolled:

@@ -112,7 +112,7 @@ def mass_matrix(m: Model, f: Frames, cinert, diag_extra):
     p = plan_of(m)
     dtype = f.cdof.dtype
     crb = tuple(subtree_sum(m, x) for x in cinert)
-    force = sm.inertia_apply(tuple(x[p.dof_body] for x in crb), f.cdof)    # (nv, 6, B)
+    force = sm.inertia_apply(tuple(sm.take(x, p.dof_body) for x in crb), f.cdof)    # (nv, 6, B)
     g = sm.total(force[:, k:k + 1, :] * f.cdof[None, :, k, :] for k in range(6))  # g[i, j] = F_i · cdof_j
     lower = g * const(p.ancestor, dtype)[:, :, None]                       # j ancestor-or-self of i
     strict = lower * const(1.0 - np.eye(m.nv), dtype)[:, :, None]
@@ -312,7 +312,7 @@ def bias_forces(m: Model, f: Frames, cvel, cdof_dot, cinert, gravity, qd):
     momentum = sm.inertia_apply(cinert, cvel)
     cfrc = sm.inertia_apply(cinert, cacc) + sm.motion_cross_force(cvel, momentum)
     cfrc = subtree_sum(m, cfrc)
-    return sm.dot(f.cdof, cfrc[p.dof_body])
+    return sm.dot(f.cdof, sm.take(cfrc, p.dof_body))
 
 
 def passive_forces(m: Model, q, qd):
@@ -323,7 +323,8 @@ def passive_forces(m: Model, q, qd):
     if len(one):
         d = np.asarray(m.jnt_dof_adr.array)[one]
         a = np.asarray(m.jnt_qpos_adr.array)[one]
-        force = force + sm.place_rows(-m.dof_stiffness[d][:, None] * (q[a] - m.dof_spring_ref[d][:, None]), d, m.nv)
+        force = force + sm.place_rows(-sm.take(m.dof_stiffness, d)[:, None] * (sm.take(q, a) - sm.take(m.dof_spring_ref, d)[:, None]),
+                                       d, m.nv)
     return force
 
 
@@ -339,11 +340,11 @@ def actuator_forces(m: Model, q, qd, ctrl):
     gear = m.actuator_gear[:, None]
     lo, hi = m.actuator_ctrl_range[:, 0:1], m.actuator_ctrl_range[:, 1:2]
     limited = np.asarray(m.actuator_ctrl_limited.array)[:, None]
-    ctrl = sm.where(limited, jnp.clip(ctrl, lo, hi), ctrl) if limited.any() else ctrl
+    ctrl = sm.where(limited, sm.clip(ctrl, lo, hi), ctrl) if limited.any() else ctrl
     gain, bias = m.actuator_gain[:, :, None], m.actuator_bias[:, :, None]
-    force = gain[:, 0] * ctrl + bias[:, 0] + bias[:, 1] * gear * q[a] + bias[:, 2] * gear * qd[d]
+    force = gain[:, 0] * ctrl + bias[:, 0] + bias[:, 1] * gear * sm.take(q, a) + bias[:, 2] * gear * sm.take(qd, d)
     flimited = np.asarray(m.actuator_force_limited.array)[:, None]
     if flimited.any():
         frange = m.actuator_force_range[:, :, None]
-        force = sm.where(flimited, jnp.clip(force, frange[:, 0], frange[:, 1]), force)
+        force = sm.where(flimited, sm.clip(force, frange[:, 0], frange[:, 1]), force)
     return sm.place_rows(gear * force, d, m.nv)

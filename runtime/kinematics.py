@@ -141,11 +141,11 @@ def _walk_steps(m: Model, p, q, with_joints: bool):
         start=st.start, src=st.src, has=has,
         **{k.name: v for k, v in masks.items()},
         qadr=np.where(has, np.asarray(m.jnt_qpos_adr.array)[j], 0).astype(np.int32),
-        off_pos=sm.where(st.place[..., None], m.body_pos[body], 0.0).astype(dtype),
-        off_quat=sm.where(st.place[..., None], m.body_quat[body], _IDENTITY[:, 0]).astype(dtype),
-        anchor=sm.where(has[..., None], m.jnt_anchor[j], 0.0).astype(dtype),
-        axis=sm.where(has[..., None], m.jnt_axis[j], 0.0).astype(dtype),
-        ref=sm.where(has, m.jnt_reference[j], 0.0).astype(dtype))
+        off_pos=sm.where(st.place[..., None], sm.take(m.body_pos, body), 0.0).astype(dtype),
+        off_quat=sm.where(st.place[..., None], sm.take(m.body_quat, body), _IDENTITY[:, 0]).astype(dtype),
+        anchor=sm.where(has[..., None], sm.take(m.jnt_anchor, j), 0.0).astype(dtype),
+        axis=sm.where(has[..., None], sm.take(m.jnt_axis, j), 0.0).astype(dtype),
+        ref=sm.where(has, sm.take(m.jnt_reference, j), 0.0).astype(dtype))
     qpad = jnp.concatenate([q, jnp.zeros((6, batch), dtype)])            # q[adr:adr + 7] in range
     # Rows idx (W,) of a, and 7 values of qpad from each of idx: the indices are in range by
     # construction, so the slices skip lax's wrapping of negative indices (a compare and a select each).
@@ -233,11 +233,12 @@ def motion_subspaces(m: Model, p, root_com, xanchor, xaxis, jnt_mat):
     kinds = np.asarray(m.jnt_kind.array)[j]
     frame_axis = jnt_mat[j, :, p.dof_axis]                                 # (nv, 3, B)
     one_axis = ((kinds == JointKind.HINGE) | (kinds == JointKind.SLIDE))[:, None, None]
-    r = sm.where(one_axis, xaxis[j], frame_axis) * jnp.asarray(p.dof_rot, dtype)[:, None, None]
-    lin = (xaxis[j] * jnp.asarray(p.dof_slide, dtype)[:, None, None]
+    axis_j = sm.take(xaxis, j)
+    r = sm.where(one_axis, axis_j, frame_axis) * jnp.asarray(p.dof_rot, dtype)[:, None, None]
+    lin = (axis_j * jnp.asarray(p.dof_slide, dtype)[:, None, None]
            + jnp.asarray(np.eye(3)[p.dof_axis] * p.dof_trans[:, None], dtype)[:, :, None])
-    o = root_com[p.dof_body]
-    return jnp.concatenate([r, sm.cross(r, o - xanchor[j]) + lin], axis=-2)
+    o = sm.take(root_com, p.dof_body)
+    return jnp.concatenate([r, sm.cross(r, o - sm.take(xanchor, j)) + lin], axis=-2)
 
 
 def geom_poses(m: Model, f: Frames):

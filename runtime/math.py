@@ -93,6 +93,34 @@ def where(cond, x, y):
     return jax.lax.select_n(spread(cond, jnp.bool_), spread(y, dtype), spread(x, dtype))
 
 
+def take(x, index):
+    """x[index] for a static numpy index into x's first axis, every entry in range: a slice where
+    the index is a run of consecutive rows, else one gather. jnp's indexing with a numpy array adds
+    the wrapping of negative entries (an add, a select and a broadcast of constants, folded only by
+    XLA) to each gather."""
+    index = np.asarray(index)
+    if isinstance(x, np.ndarray) or not np.issubdtype(index.dtype, np.integer):
+        return x[index]
+    if index.ndim != 1:
+        flat = take(x, index.reshape(-1))
+        return flat.reshape(index.shape + flat.shape[1:])
+    n = index.size
+    if n and np.array_equal(index, index[0] + np.arange(n)):
+        return jax.lax.slice_in_dim(x, int(index[0]), int(index[0]) + n)
+    x = jnp.asarray(x)
+    dims = jax.lax.GatherDimensionNumbers(offset_dims=tuple(range(1, x.ndim)), collapsed_slice_dims=(0,),
+                                          start_index_map=(0,))
+    return jax.lax.gather(x, jnp.asarray(index[:, None], jnp.int32), dims, (1,) + x.shape[1:],
+                          indices_are_sorted=bool(np.all(np.diff(index) >= 0)),
+                          unique_indices=len(set(index.tolist())) == n,
+                          mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def clip(x, lo, hi):
+    """jnp.clip(x, lo, hi) (the same maximum, then minimum) without its jitted call (see `where`)."""
+    return jnp.minimum(hi, jnp.maximum(lo, x))
+
+
 def total(terms):
     """The sum of a non-empty sequence of arrays, first to last: Python's `sum` starts from 0, one more
     operation (an add of a literal zero) in the traced program for each sum."""
