@@ -42,12 +42,14 @@ def load_model(path: str, allow_outside: bool = False):
     return api.compile(path, allow_outside=allow_outside, measure_jit=False).model, 0
 
 
-def rollout_fn(model, batch: int, steps: int):
-    """A jitted function key → (final states, number of non-finite environments)."""
+def rollout_fn(model, batch: int, steps: int, rstep=None):
+    """A jitted function key → (final states, number of non-finite environments). `rstep`: the step
+    module to run (scenec.runtime.step unless given; tools/ab_revision.py passes an earlier one)."""
     import jax
     import jax.numpy as jnp
 
-    from scenec.runtime import step as rstep
+    if rstep is None:
+        from scenec.runtime import step as rstep
 
     lo = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 0], -1.0)
     hi = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 1], 1.0)

@@ -55,34 +55,14 @@ def extract_runtime(revision: str, folder: pathlib.Path) -> None:
     (folder / "runtime").rename(folder / BASE_PACKAGE)
 
 
-def rollout(rstep, model, batch: int, steps: int):
-    """The rollout of compiler/cmd_run.rollout_fn with `rstep`'s step: key → final q."""
-    import jax
-    import jax.numpy as jnp
-
-    lo = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 0], -1.0)
-    hi = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 1], 1.0)
-
-    def run(key):
-        s0 = rstep.init(model)
-        states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), s0)
-
-        def body(states, k):
-            u = jax.random.uniform(k, (batch, model.nu), states.q.dtype, lo, hi)
-            return rstep.step(model, states, u), None
-
-        states, _ = jax.lax.scan(body, states, jax.random.split(key, steps))
-        return states.q
-
-    return jax.jit(run)
-
-
 def compile_cold(rstep, model, batch: int, steps: int):
     import jax
 
     jax.clear_caches()
     t = time.perf_counter()
-    run = rollout(rstep, model, batch, steps).lower(jax.random.PRNGKey(0)).compile()
+    from scenec.compiler.cmd_run import rollout_fn
+
+    run = rollout_fn(model, batch, steps, rstep).lower(jax.random.PRNGKey(0)).compile()
     return run, time.perf_counter() - t
 
 
