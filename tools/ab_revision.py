@@ -56,12 +56,14 @@ def extract_runtime(revision: str, folder: pathlib.Path) -> None:
 
 
 def compile_cold(rstep, model, batch: int, steps: int):
+    """`scenec run`'s rollout with `rstep`'s step, lowered and compiled with jax's caches cleared:
+    (the compiled rollout, seconds)."""
     import jax
+
+    from scenec.compiler.cmd_run import rollout_fn
 
     jax.clear_caches()
     t = time.perf_counter()
-    from scenec.compiler.cmd_run import rollout_fn
-
     run = rollout_fn(model, batch, steps, rstep).lower(jax.random.PRNGKey(0)).compile()
     return run, time.perf_counter() - t
 
