@@ -836,7 +836,10 @@ def capsule_capsule(c1: Geom, c2: Geom) -> Contact:
     410 operations per pair against its 512 (`python tools/bench_kernels.py`); Humanoid's 52 pairs at
     a tile of 64 environments, one core, 100–108 µs against 139 µs (`python tools/stage_times.py
     scenes/humanoid.yaml`); the whole step ran as fast either way (fresh processes in turn, batch
-    1024: 186k–198k physics steps/s both).
+    1024: 186k–198k physics steps/s both). The line's second row costs about half of the kernel
+    alone (52 pairs × 64 environments: 52 µs without it, 100 µs with it), but not of the step: the
+    kernel with one row per pair (`ncon` 1), Humanoid's step in fresh processes taken in turn, 199k
+    and 206k physics steps/s against 202k and 201k with two (2-core AMD EPYC, 2026-12-05).
 
     Nearly parallel axes (sin θ ≤ CAPSULE_PARALLEL_SIN) that overlap along axis 1 touch along a line:
     rows at both ends of the overlap, with the distance measured along the common normal. Otherwise

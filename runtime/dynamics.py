@@ -146,6 +146,10 @@ def inverse_by_tree(m: Model, mass, tau):
 # machine): grasp (39 dofs) ran ×1.17 and compiled 0.5 s slower; below, the gain did not pay for the
 # compile time: Humanoid (23) ×1.07 for +0.8 s of trace and XLA compile (3.3 → 4.1 s, over its 4 s
 # target), Ant (14) ×1.03 for +0.6 s (2.4 → 3.0 s), fetch (16) ×0.97, half_cheetah (9) ×1.03.
+# Again on a 2-core AMD EPYC (2026-12-05): Humanoid ×1.08 (7 rounds in one process), XLA compile 3.1 →
+# 3.6–3.7 s and trace +0.1–0.2 s in fresh processes (4.5 s in all, over the target). Its products as
+# one over all branches at once (X stacked, one X·S⁻¹, one X·S⁻¹·Xᵀ, the result held apart from
+# W = J·M⁻¹ by an optimization barrier): ×0.99 of the whole elimination, and compile no shorter.
 BRANCHES_FROM = 32
 
 
@@ -269,6 +273,14 @@ def _inverse_unroll_from() -> int:
 #   within the A/B's spread;
 # - M formed column by column from static slices of each dof's subtree (1.1k multiply-adds against
 #   3.2k): ×1.01, XLA compile +0.7 s.
+# - the symmetric sweep (pivot k: a_ij −= a_ik·a_kj/a_kk, a_ik /= a_kk, a_kk = −1/a_kk; all pivots
+#   swept give −A⁻¹, and A⁻¹b in the last column of [[A, b], [bᵀ, 0]]) on the packed lower triangle,
+#   300 floats per environment for 23 dofs against the 552 of (n, n + 1): alone, 23 dofs at a tile of
+#   64 on one core (2-core AMD EPYC), 435–456 µs with gathers for the packed indices and 131–136 µs
+#   with each packed row a static slice, against 90–94 µs for this elimination;
+# - this loop as one kernel (XLA's small-loop threshold raised to 3 MB for it): 135 µs with two steps
+#   per iteration, 143 µs with one, against 90 µs as the loop of fused thunks it is at the default
+#   threshold (the same test).
 def inverse_spd(a, b=None):
     """Inverse of symmetric positive-definite matrices (n, n, B) by Gauss–Jordan elimination without
     pivoting (an SPD matrix's pivots are positive), one rank-1 update per column: no LAPACK call, so
