@@ -149,7 +149,8 @@ def inverse_by_tree(m: Model, mass, tau):
 # Again on a 2-core AMD EPYC (2026-12-05): Humanoid ×1.08 (7 rounds in one process), XLA compile 3.1 →
 # 3.6–3.7 s and trace +0.1–0.2 s in fresh processes (4.5 s in all, over the target). Its products as
 # one over all branches at once (X stacked, one X·S⁻¹, one X·S⁻¹·Xᵀ, the result held apart from
-# W = J·M⁻¹ by an optimization barrier): ×0.99 of the whole elimination, and compile no shorter.
+# W = J·M⁻¹ by an optimization barrier): ×0.99 of the whole elimination, XLA compile 4.0–4.4 s (the
+# machine loaded then).
 BRANCHES_FROM = 32
 
 

@@ -41,17 +41,17 @@ slot-dependent Jacobians stay as they are (what `_smallest` costs); `choice=firs
 static indices (static gathers, static bodies and masks: what choosing per environment costs in all).
 Humanoid at batch 1024: cheap 0.90–0.94 of base, first 0.82–0.84; Ant 0.95 and 0.85.
 
-Humanoid at batch 1024 on a 2-core AMD EPYC (2026-12-05, one run, median of 5): diagonal=inverse 0.80,
-diagonal=mass 0.96, choice=first 0.87, choice=cheap 0.94, solver_iterations=4 0.90, and
-drop=capsule_capsule+sphere_capsule+sphere_sphere (every self-collision kernel and its rows) 0.84:
-the Gauss–Jordan elimination is the largest single part there, then the self-collisions.
-
 Two stand-ins say what the mass matrix's stages cost, and change the physics (the dynamics are not
 the scene's any more): `diagonal=inverse` takes the inverse of M's diagonal for M⁻¹ (what the
 Gauss–Jordan elimination costs: at batch 1024, Humanoid 0.82–0.83 of base in two runs, Ant 0.83),
 `diagonal=mass` puts a diagonal matrix built from the motion subspaces in M's place (what forming M
 costs, with the elimination still run on it: Humanoid 0.90–0.92, Ant 0.85); `diagonal=inverse+mass`
 both.
+
+Humanoid at batch 1024 on a 2-core AMD EPYC (2026-12-05, one run, median of 5): diagonal=inverse 0.80,
+diagonal=mass 0.96, choice=first 0.87, choice=cheap 0.94, solver_iterations=4 0.90, and
+drop=capsule_capsule+sphere_capsule+sphere_sphere (every self-collision kernel and its rows) 0.84:
+the Gauss–Jordan elimination is the largest single part there, then the self-collisions.
 
 Random actions in the control range, the batch as given (split over host devices as `step` does), the
 median of --repeats.
