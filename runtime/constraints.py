@@ -422,6 +422,41 @@ def _limit_system(m: Model, q, minv, bias_of, unroll):
     return k, sweep
 
 
+def _padded(n, unroll):
+    """n rounded up to a multiple of `unroll`, or n where the scan unrolls fully (unroll ≥ n).
+
+    A `lax.scan` whose length `unroll` does not divide splits its inputs in two, a loop over the
+    first part and the rest in straight-line code, and does so inside the loop around it (each
+    sweep sliced the contact blocks' J and W anew). Humanoid at batch 1024 ran 1.38× as long with a
+    contact budget of 15 as with 16, 1.27× with 13 (`python tools/ablate.py scenes/humanoid.yaml
+    contact_budget=15 contact_budget=13`, unroll 2). So an odd number of contact slots gets one
+    empty slot more (`_pad_slots`), before the Jacobians: `python tools/ab_revision.py` with budget
+    15, ×1.37 against the unpadded slots (rounds 1.36–1.46), as fast as 16. Padding the blocks
+    after the Jacobians instead (J, W and the rest with a zero block) gained ×1.17 only: 15 slots'
+    Jacobians and J·M⁻¹ ran slower than 16 slots', for reasons not found. Seven balls on a floor
+    (7 static slots, nv 42): ×1.00, within the rounds' spread (0.97–1.24). Not for the dense limit
+    rows beside a ball joint: three cones' rows padded to four ran ×0.87 (a row is cheap there)."""
+    return n if unroll >= n else -(-n // unroll) * unroll
+
+
+def _pad_slots(slots: _Slots, n: int) -> _Slots:
+    """slots with empty ones after its own up to n: inactive (no impulse), apart, normal +z, the
+    pair and bodies of the first slot."""
+    k = len(slots.pair)
+    if k == n:
+        return slots
+
+    def pad(x, fill):
+        if isinstance(x, np.ndarray):
+            return np.concatenate([x, np.repeat(x[:1], n - k, axis=0)])
+        if fill is None:
+            return jnp.concatenate([x, jnp.repeat(x[:1], n - k, axis=0)])
+        return jnp.concatenate([x, jnp.broadcast_to(jnp.asarray(fill, x.dtype)[..., None], (n - k,) + x.shape[1:])])
+
+    return _Slots(pad(slots.dist, 1.0), pad(slots.pos, [0.0, 0.0, 0.0]), pad(slots.normal, [0.0, 0.0, 1.0]),
+                  pad(slots.active, False), pad(slots.pair, None), pad(slots.body1, None), pad(slots.body2, None))
+
+
 def _row(x, i):
     """Row i of x, kept as (1, ...)."""
     return jax.lax.slice_in_dim(x, i, i + 1)
@@ -534,6 +569,8 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         if 0 < m.contact_budget < len(slots.pair):
             with jax.named_scope("select"):
                 slots = _closest(slots, m.contact_budget)
+        if len(slots.pair) > _UNROLLED_UP_TO:
+            slots = _pad_slots(slots, _padded(len(slots.pair), unroll))
         with jax.named_scope("jacobians"):
             Jc, frames = _slot_jacobians(m, f, slots)                   # (nc, 3, nv, B), (nc, 3, 3, B)
         ncontact = Jc.shape[0]

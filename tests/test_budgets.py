@@ -71,6 +71,26 @@ def test_the_closest_contacts_are_the_ones_solved(tmp_path):
     assert float(s.qd[0, 2 * 6 + 2]) < float(s.qd[0, 2])                # b2 falls faster than b0
 
 
+@pytest.mark.parametrize("budget", [0, 5])
+def test_an_odd_number_of_contact_blocks_sweeps_as_the_plain_loop(monkeypatch, budget):
+    # From a batch of UNROLL_FROM up the sweep visits two contact blocks per loop iteration, and an
+    # odd count of slots is padded with an empty one (constraints._padded); one block per iteration needs
+    # no padding. Seven balls, four resting and three falling onto the floor (7 static blocks, or
+    # a budget of 5 chosen per environment; all have landed after 0.6 s): the same arithmetic in the
+    # same order either way, so the states agree to float32 rounding (TOL).
+    c = api.compile(_balls(budget, [0.1, 0.099, 0.3, 0.098, 0.5, 0.1, 0.2]), measure_jit=False)
+    batch = constraints.UNROLL_FROM
+    assert constraints._UNROLL == 2 and constraints._UNROLLED_UP_TO < 5
+    padded = _rollout(c, steps=300, batch=batch)
+    monkeypatch.setattr(constraints, "_UNROLL", 1)
+    plain = _rollout(c, steps=300, batch=batch)
+    held = np.count_nonzero(np.asarray(plain.contact_force)[:, 1:, 2] > 0.0, axis=1)
+    assert np.all(held == (budget or 7))                                 # as many balls held as solved
+    np.testing.assert_allclose(np.asarray(padded.q), np.asarray(plain.q), atol=TOL)
+    np.testing.assert_allclose(np.asarray(padded.qd), np.asarray(plain.qd), atol=TOL)
+    np.testing.assert_allclose(np.asarray(padded.contact_force), np.asarray(plain.contact_force), rtol=1e-4, atol=1e-3)
+
+
 def test_run_reports_environments_beyond_the_budget():
     # `scenec run` counts the final states with more penetrating candidates than the budget solves:
     # the three sunk balls (3 penetrating, budget 2) are one such state; raised 5 cm, none is.
