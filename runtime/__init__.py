@@ -41,6 +41,11 @@ set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 10
   single core runs it as fast); two devices on the 2-core machine run Ant at batch 1024 2.0× as fast
   (`python tools/bench_devices.py`). SCENEC_HOST_DEVICES=1 keeps one device (needed when your own
   code maps over the host devices with `pmap` or `shard_map` and calls `step` inside).
+Tried for compile time and not set (2-core AMD EPYC, `python tools/bench_flags.py scenes/humanoid.yaml
+scenes/ant.yaml --pairs 2`, 2026-12-06): `xla_cpu_disable_loop_unrolling` (a backend extra option) cut
+the rollout's XLA compile by 15–25% and ran the step ×0.42 (Humanoid) and ×0.49 (Ant);
+`xla_cpu_disable_slp_vectorizer` and `--xla_cpu_parallel_codegen_split_count=2` left compile time
+where it was (the rounds' spread, ±15%, was larger than any change).
 The flags are read when jax first starts its CPU backend, so they have no effect if jax has already
 run something. An unknown flag stops XLA, so the second one is only set for jaxlib versions that know
 it, and none is set where jax will run on an accelerator: an accelerator plugin parses XLA_FLAGS too

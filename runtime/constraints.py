@@ -542,6 +542,21 @@ def _row_dot(a, b):
     return sm.total(sm.part(a, k) * sm.part(b, k) for k in range(a.shape[-2]))[..., 0, :]
 
 
+# Tried and not kept (Humanoid, batch 1024, 2-core AMD EPYC, 2026-12-06):
+# - Slots of one normal row for frictionless pairs (Humanoid's body-body pairs have friction 0, so
+#   their tangent rows never carry an impulse), chosen per environment with a budget of their own
+#   and swept in row space like the limits: 10 slots of three rows and 6 of one ran ×1.04 against
+#   the 16 slots of three (`python tools/ablate.py`, the variant's budgets as model edits), while 10
+#   slots of three alone ran ×1.22: a one-row slot cost half a three-row slot (its own choice, its
+#   Jacobian's gathers, the row-space sweep's kernels). Not worth a second budget in the schema.
+# - The Jacobians' dof mask moves₂ − moves₁ from comparisons of the bodies' depth-first ranks
+#   (each dof moves one contiguous run of bodies) instead of a per-environment gather of the pair's
+#   mask: ×1.00 (`python tools/ab_revision.py`, 7 rounds), the same numbers.
+# - Warm starting: each substep's sweeps starting from the impulses its contact slots (matched by
+#   candidate row) and limit rows had at the end of the previous substep. Velocity error after one
+#   control step against 64 cold sweeps, 1,152 states along random rollouts (p90 of |Δqd|/|qd|):
+#   4 sweeps 0.133 cold, 0.134 warm; 8 sweeps 0.025 cold, 0.020 warm. The slow tail does not come
+#   from the starting point, so fewer sweeps would not do.
 def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
     """Constrained velocity (nv, B) and the (nbody, 3, B) world contact force on each body.
 

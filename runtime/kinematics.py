@@ -40,7 +40,10 @@ from .types import JointKind, Model
 # ×0.96–0.99 run speed, fetch (4) 2.39–2.53 → 2.02–2.04 s at ×0.98: the compile target (Ant
 # under 2 s) against 1–4% of a run speed 2.1× MuJoCo's. Two steps (cartpole, reacher, the pendulums)
 # stay unrolled. Tried and not kept: the free-joint steps as straight code ahead of the loop (a
-# loop body without free-joint arithmetic): Ant ×1.02 run, +0.2 s compile.
+# loop body without free-joint arithmetic): Ant ×1.02 run, +0.2 s compile. The looped walk kept a loop
+# of thunks (`step.keep_out_of_small_loops` on its carry) rather than one kernel under the raised
+# small-loop threshold: Ant's largest codegen task 0.37 → 0.26 s (the walk was it), codegen summed over
+# its tasks 1.93 → 1.96 s and XLA compile 1.78 → 1.86 s (`python tools/compile_phases.py`): no gain.
 LOOP_FROM = 3
 
 
