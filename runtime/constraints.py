@@ -69,6 +69,17 @@ _UNROLLED_UP_TO = 4
 # re-evaluated in each of its consumers, so longer chains repeat more work; Ant and Humanoid ran as
 # fast with 4 as with 8, and 2% slower with 2.
 _LIMIT_GROUP = 4
+# From this many groups of rows up, the row-space sweep is a loop over the groups (`_grouped_sweep`)
+# instead of straight-line code over every row: the same updates in the same order, a ninth fewer HLO
+# instructions for Humanoid's 17 rows (8,199 → 7,470; `python tools/compile_phases.py`, two runs each:
+# XLA compile 3.22–3.90 → 3.06–3.09 s, codegen summed 3.82–4.69 → 3.59–3.72 s), grasp's 36 rows from
+# nine groups to one (its rollout's XLA compile 5.97 → 5.12 s and 6.43 → 5.43 s in
+# `tools/ab_revision.py`). Run speed (`python tools/ab_revision.py`, 7 rounds, three runs): Humanoid
+# ×0.997, ×0.989 and ×0.983, grasp ×0.974 and ×0.969 (rounds 0.77–1.27): a percent or two of run
+# speed for a tenth of Humanoid's compile, whose target (4 s) it was at the edge of. Ant's 8 rows (two
+# groups) ran ×0.977 and compiled no faster, so two groups stay straight-line. (Without the barrier after each group's steps, XLA recomputed the group's chain
+# in the updates that read it: Humanoid ×0.85.)
+_LIMIT_SCAN_FROM = 3
 # From this many rows up, `_smallest` keeps groups of about √n rows (Humanoid's 189 contact candidates:
 # 2.1× faster than one pass over all rows per round; at 64 rows about the same).
 _GROUPED_FROM = 100
@@ -389,6 +400,8 @@ def _limit_system(m: Model, q, minv, bias_of, unroll):
     mr = _inverse_or_zero(A[np.arange(k), np.arange(k)])
     bias, ms, impulse_scale = bias_of(tc, dr, C)
     gain = mr * ms                                                       # (k, B)
+    if k >= _LIMIT_SCAN_FROM * _LIMIT_GROUP:
+        return k, _grouped_sweep(m.nv, k, velocity, A, W, gain, bias, impulse_scale)
     # Rows are taken as (1, B) slices, A's and W's from their rows flattened: one operation each
     # (an index A[i, j] is a slice and a reshape), and the sweep is most of a scene's operations from
     # limits (Ant: 376 of 2,961 in its step's jaxpr before).
@@ -420,6 +433,50 @@ def _limit_system(m: Model, q, minv, bias_of, unroll):
             nv), jnp.concatenate(groups))
 
     return k, sweep
+
+
+def _grouped_sweep(nv, k, velocity, A, W, gain, bias, impulse_scale):
+    """The row-space sweep over k rows as a `lax.scan` over groups of `_LIMIT_GROUP` rows (the last
+    padded with empty rows): one group's code instead of every row's. Carried: the rows' velocities
+    v (k, B), each group's steps added to all of them (v += A[:, group]·Δλ_group), and the velocity
+    change Σ W_iᵀΔλ_i, applied once after the last group. The same updates in the same order as
+    `_limit_system`'s unrolled sweep (rows of earlier groups get velocity updates nothing reads)."""
+    G = _LIMIT_GROUP
+    ng = -(-k // G)
+    kp = ng * G
+
+    def pad(x):                                                          # (n, ...) → (kp, ...), zeros after
+        return x if x.shape[0] == kp else jnp.concatenate([x, jnp.zeros((kp - x.shape[0],) + x.shape[1:], x.dtype)])
+    Ap = pad(jnp.moveaxis(pad(jnp.moveaxis(A, 1, 0)), 0, 1))              # (kp, kp, B)
+    batch = A.shape[2:]
+    a_cols = jnp.moveaxis(Ap.reshape((kp, ng, G) + batch), 1, 0)         # (ng, kp, G, B): A[:, group]
+    w_g = pad(W).reshape((ng, G, nv) + batch)
+    g_g, b_g, i_g = (pad(x).reshape((ng, G) + batch) for x in (gain, bias, impulse_scale))
+    starts = jnp.arange(ng, dtype=jnp.int32) * G
+
+    def sweep(qd_vec, lam):
+        v = pad(velocity(qd_vec))                                        # (kp, B)
+
+        def group(carry, x):
+            v, dqd = carry
+            a_col, w, gn, bs, isc, lam_g, start = x
+            v_g = jax.lax.dynamic_slice_in_dim(v, start, G)              # (G, B)
+            a_gg = jax.lax.dynamic_slice_in_dim(a_col, start, G)         # (G, G, B)
+            step = []
+            for i in range(G):
+                v_i = sm.total([v_g[i]] + [a_gg[i, j] * step[j] for j in range(i)])
+                new_i = jnp.maximum(lam_g[i] - gn[i] * (v_i + bs[i]) - isc[i] * lam_g[i], 0.0)
+                step.append(new_i - lam_g[i])
+            step = jax.lax.optimization_barrier(jnp.stack(step))
+            v = v + sm.total(a_col[:, j] * step[j] for j in range(G))
+            dqd = dqd + sm.total(w[j] * step[j] for j in range(G))
+            return (v, dqd), lam_g + step
+
+        (v, dqd), new = jax.lax.scan(group, (v, jnp.zeros_like(qd_vec)),
+                                     (a_cols, w_g, g_g, b_g, i_g, pad(lam).reshape((ng, G) + batch), starts))
+        return qd_vec + dqd, new.reshape((kp,) + batch)[:k]
+
+    return sweep
 
 
 def _padded(n, unroll):

@@ -132,6 +132,29 @@ def test_limit_budget_solves_the_limit_that_acts():
     np.testing.assert_allclose(np.asarray(b.qd), np.asarray(a.qd), atol=10 * TOL)
 
 
+def test_the_grouped_limit_sweep_equals_the_straight_line_one(monkeypatch):
+    # From constraints._LIMIT_SCAN_FROM groups of rows up, the row-space limit sweep is a loop over the
+    # groups instead of straight-line code: the same updates in the same order. A chain of 13 links
+    # under gravity, every hinge limited to ±10°: most of its stops engage and push on each other
+    # through M⁻¹ (13 rows: four groups, the last padded); straight-line (threshold raised) and looped
+    # give the same motion to float32 rounding.
+    n = 13
+    bodies = "\n".join(f"""  - name: l{i}
+    pos: [{0.2 * i + 0.1}, 0, 2]
+    colliders: [{{capsule: {{radius: 0.03 m, half_length: 0.07 m}}, euler: [0, 90 deg, 0]}}]""" for i in range(n))
+    joints = "\n".join(f"  - {{name: j{i}, kind: hinge, {'parent: l%d, ' % (i - 1) if i else ''}child: l{i}, "
+                        f"anchor: [{0.2 * i}, 0, 2], axis: [0, 1, 0], range: [-10 deg, 10 deg]}}" for i in range(n))
+    c = api.compile(f"name: chain\noptions: {{timestep: 0.01}}\nbodies:\n{bodies}\njoints:\n{joints}\n",
+                    measure_jit=False)
+    assert int(np.sum(np.asarray(c.model.jnt_limited.array))) >= constraints._LIMIT_SCAN_FROM * constraints._LIMIT_GROUP
+    looped = _rollout(c, steps=100)
+    monkeypatch.setattr(constraints, "_LIMIT_SCAN_FROM", 1000)
+    straight = _rollout(c, steps=100)
+    assert np.sum(np.abs(np.degrees(np.asarray(straight.q[0]))) > 9.0) >= 10   # at their stops
+    np.testing.assert_allclose(np.asarray(looped.q), np.asarray(straight.q), atol=TOL)
+    np.testing.assert_allclose(np.asarray(looped.qd), np.asarray(straight.qd), atol=10 * TOL)
+
+
 # A pendulum on a ball joint far from the chain (its own tree), hanging at rest inside a 90° cone.
 HANGING_BALL = """  - name: d
     pos: [3, 0, 1]
