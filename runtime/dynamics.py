@@ -150,7 +150,9 @@ def inverse_by_tree(m: Model, mass, tau):
 # 3.6–3.7 s and trace +0.1–0.2 s in fresh processes (4.5 s in all, over the target). Its products as
 # one over all branches at once (X stacked, one X·S⁻¹, one X·S⁻¹·Xᵀ, the result held apart from
 # W = J·M⁻¹ by an optimization barrier): ×0.99 of the whole elimination, XLA compile 4.0–4.4 s (the
-# machine loaded then).
+# machine loaded then). Once more after the grouped limit sweep (constraints.py `_LIMIT_SCAN_FROM`) took
+# 0.2–0.3 s off Humanoid's compile (2026-12-06, fresh processes in turn, three each): trace + XLA
+# 3.60–4.07 s whole, 4.20–4.53 s branch by branch: still over the 4 s target.
 BRANCHES_FROM = 32
 
 
