@@ -69,8 +69,8 @@ _UNROLLED_UP_TO = 4
 # re-evaluated in each of its consumers, so longer chains repeat more work; Ant and Humanoid ran as
 # fast with 4 as with 8, and 2% slower with 2.
 _LIMIT_GROUP = 4
-# From this many groups of rows up, the row-space sweep is a loop over the groups (`_grouped_sweep`)
-# instead of straight-line code over every row: the same updates in the same order, a ninth fewer HLO
+# From this many full groups of rows up (12 rows), the row-space sweep is a loop over the groups
+# (`_grouped_sweep`) instead of straight-line code over every row: the same updates in the same order, a ninth fewer HLO
 # instructions for Humanoid's 17 rows (8,199 → 7,470; `python tools/compile_phases.py`, two runs each:
 # XLA compile 3.22–3.90 → 3.06–3.09 s, codegen summed 3.82–4.69 → 3.59–3.72 s), grasp's 36 rows from
 # nine groups to one (its rollout's XLA compile 5.97 → 5.12 s and 6.43 → 5.43 s in
