@@ -445,11 +445,11 @@ def _grouped_sweep(nv, k, velocity, A, W, gain, bias, impulse_scale):
     ng = -(-k // G)
     kp = ng * G
 
-    def pad(x):                                                          # (n, ...) → (kp, ...), zeros after
-        return x if x.shape[0] == kp else jnp.concatenate([x, jnp.zeros((kp - x.shape[0],) + x.shape[1:], x.dtype)])
-    Ap = pad(jnp.moveaxis(pad(jnp.moveaxis(A, 1, 0)), 0, 1))              # (kp, kp, B)
+    def pad(x, axes=1):                                                  # zeros after the first `axes` axes' k
+        return jax.lax.pad(x, jnp.zeros((), x.dtype), [(0, kp - k, 0)] * axes + [(0, 0, 0)] * (x.ndim - axes))
+
     batch = A.shape[2:]
-    a_cols = jnp.moveaxis(Ap.reshape((kp, ng, G) + batch), 1, 0)         # (ng, kp, G, B): A[:, group]
+    a_cols = jnp.moveaxis(pad(A, 2).reshape((kp, ng, G) + batch), 1, 0)  # (ng, kp, G, B): A[:, group]
     w_g = pad(W).reshape((ng, G, nv) + batch)
     g_g, b_g, i_g = (pad(x).reshape((ng, G) + batch) for x in (gain, bias, impulse_scale))
     starts = jnp.arange(ng, dtype=jnp.int32) * G
