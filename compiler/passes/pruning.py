@@ -13,8 +13,10 @@ Predicates, in the order they are tried (the first that applies gives the reason
   mask          group/mask bits disjoint: neither (group1 & mask2) nor (group2 & mask1)
   excluded      a `contacts.exclude` rule names the body pair
   not_included  `contacts.include` is non-empty and no rule names the body pair
-  unreachable   the colliders' bounding balls cannot meet for any joint values inside the limits
-                (a conservative bound: a pair that could touch is never pruned; see `reach`)
+  unreachable   the colliders cannot meet for any joint values inside the limits widened by a slack
+                (soft limits overshoot): first their bounding balls swept over the joints
+                (`reach_ball`), then a branch-and-bound proof on their segments (`separation`).
+                Conservative: a pair that could touch is never pruned
   no_kernel     no kernel for the shape pair — an error (E510) naming the pair, never a silent drop
 
 A pair listed in `contacts.pairs` is kept whatever the filters say (it still needs a kernel).
@@ -32,6 +34,7 @@ from scenec.runtime.collision_table import Shape, pair_info, suggest
 from .. import ir
 from ..ir import Kind, diag
 from ..frames import quat_to_mat
+from . import separation
 
 REASONS = {
     "kept": "may touch",
@@ -43,7 +46,7 @@ REASONS = {
     "mask": "group/mask bits disjoint",
     "excluded": "excluded by a contacts.exclude rule",
     "not_included": "not in contacts.include",
-    "unreachable": "bounding volumes can never meet within the joint limits",
+    "unreachable": "can never meet within the joint limits (widened: soft limits overshoot)",
     "no_kernel": "no collision kernel for this shape pair",
 }
 
@@ -94,8 +97,8 @@ def _rotate(v, axis, angle):
 
 def reach_ball(scene: ir.SceneIR, body_index: int, ancestor_index: int, centre, radius):
     """Bound the region a ball fixed in body `body_index` can occupy, as a ball in the frame of its
-    ancestor `ancestor_index`, over every joint value inside the limits. Radius inf when unbounded
-    (a free joint or an unlimited slide on the way)."""
+    ancestor `ancestor_index`, over every joint value inside the limits widened by the slack of
+    `separation`. Radius inf when unbounded (a free joint or an unlimited slide on the way)."""
     topo = scene.topology
     joints = {j.name: j for j in scene.joints}
     bodies = scene.bodies
@@ -115,14 +118,16 @@ def reach_ball(scene: ir.SceneIR, body_index: int, ancestor_index: int, centre, 
             if j.kind == Kind.SLIDE:
                 if j.range is None:
                     return c, INFINITE
-                lo, hi = j.range[0] - j.reference, j.range[1] - j.reference
+                slack = separation.SLIDE_SLACK * (j.range[1] - j.range[0])
+                lo, hi = j.range[0] - j.reference - slack, j.range[1] - j.reference + slack
                 c = c + axis * 0.5 * (lo + hi)
                 r = r + 0.5 * (hi - lo)
             elif j.kind == Kind.HINGE:
-                if j.range is None:
+                slack = separation.HINGE_SLACK
+                if j.range is None or j.range[1] - j.range[0] + 2 * slack >= 2 * math.pi:
                     c, r = _sweep_hinge(c, r, anchor, axis, INFINITE)
                 else:
-                    lo, hi = j.range[0] - j.reference, j.range[1] - j.reference
+                    lo, hi = j.range[0] - j.reference - slack, j.range[1] - j.reference + slack
                     mid = 0.5 * (lo + hi)
                     c = anchor + _rotate(c - anchor, axis, mid)
                     c, r = _sweep_hinge(c, r, anchor, axis, hi - lo)
@@ -153,11 +158,15 @@ def unreachable(scene: ir.SceneIR, c1: ir.Collider, b1: int, c2: ir.Collider, b2
     centre2, r2 = collider_ball(c2, meshes)
     if r1 == INFINITE or r2 == INFINITE:
         return False
-    p1, r1 = reach_ball(scene, b1, common, centre1, r1)
-    p2, r2 = reach_ball(scene, b2, common, centre2, r2)
-    if r1 == INFINITE or r2 == INFINITE:
+    p1, s1 = reach_ball(scene, b1, common, centre1, r1)
+    p2, s2 = reach_ball(scene, b2, common, centre2, r2)
+    if s1 == INFINITE or s2 == INFINITE:
         return False
-    return float(np.linalg.norm(p1 - p2)) > r1 + r2
+    if float(np.linalg.norm(p1 - p2)) > s1 + s2:
+        return True
+    seg1 = separation.segment_of(c1, (centre1, r1))
+    seg2 = separation.segment_of(c2, (centre2, r2))
+    return seg1 is not None and seg2 is not None and separation.proven_apart(scene, seg1, b1, seg2, b2, common)
 
 
 def _matches(rule: ir.BodyPattern, a: str, b: str) -> bool:
