@@ -24,7 +24,7 @@ asks the normal velocity of rows that arrived faster than `RESTITUTION_THRESHOLD
 Budgets (`options.contact_budget`, `limit_budget`): the solver visits, per environment and substep,
 only the closest contact candidates and the limits nearest their ends, chosen by `_smallest` (a
 fixed number of slots, gathered per environment, deepest first): the solver's work follows the
-contacts a scene has at once, not the candidate pairs it might have (Humanoid: 16 slots of 189).
+contacts a scene has at once, not the candidate pairs it might have (Humanoid: 16 slots of 187).
 
 The solver is a `lax.scan` over iterations of a `lax.scan` over contact blocks (fixed lengths:
 branch-free and reverse-differentiable). Contact velocities are updated in joint space, qd += W_bᵀ·Δλ
@@ -88,6 +88,10 @@ _GROUPED_FROM = 100
 # per 64 environments); sixteen ran it 2% slower. Below _GROUPED_FROM a round per iteration stays
 # (Ant's 8 of 25 rows: ×0.99 with two, ×0.98 fully unrolled).
 _GROUPED_UNROLL = 2
+# Tried and not kept: each round's group picked by a masked sum over the groups instead of a per-lane
+# gather (take_along_axis): `python tools/bench_kernels.py --select`, two runs each on a 2-core AMD
+# EPYC (2026-12-06), ns per environment for 16 of 189 rows 244 and 230 against 229 and 238 with the
+# gather, and 573–591 against 439–442 for 16 of 400. The gather is not what a round costs.
 _TINY = 1e-12                 # guards 1/A for empty rows (the limits' tangent rows)
 
 

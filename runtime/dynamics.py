@@ -152,7 +152,14 @@ def inverse_by_tree(m: Model, mass, tau):
 # W = J·M⁻¹ by an optimization barrier): ×0.99 of the whole elimination, XLA compile 4.0–4.4 s (the
 # machine loaded then). Once more after the grouped limit sweep (constraints.py `_LIMIT_SCAN_FROM`) took
 # 0.2–0.3 s off Humanoid's compile (2026-12-06, fresh processes in turn, three each): trace + XLA
-# 3.60–4.07 s whole, 4.20–4.53 s branch by branch: still over the 4 s target.
+# 3.60–4.07 s whole, 4.20–4.53 s branch by branch: still over the 4 s target. On a faster 2-core AMD
+# EPYC (2026-12-06, matmul peak 458 GFLOP/s against 204 the day before), `scenec bench
+# scenes/humanoid.yaml --batch 1024 --compare mujoco` with BRANCHES_FROM = 23 and 32 in turn, two runs
+# each: 339k and 329k physics steps/s against 314k and 310k (×1.06–1.08), trace + XLA compile 3.49 and
+# 3.90 s against 2.90 and 2.82 s: at the target's edge even there. Branches padded to the widest and
+# eliminated side by side in one loop (Humanoid's arms beside its 11-dof abdomen and legs: one loop
+# fewer to compile): ×1.02 against ×1.10 unpadded (`tools/ablate.py`, one process), the padding's
+# work eating the gain.
 BRANCHES_FROM = 32
 
 
@@ -284,6 +291,10 @@ def _inverse_unroll_from() -> int:
 # - this loop as one kernel (XLA's small-loop threshold raised to 3 MB for it): 135 µs with two steps
 #   per iteration, 143 µs with one, against 90 µs as the loop of fused thunks it is at the default
 #   threshold (the same test).
+# - no selects: [M | I] with only its n + 1 live columns carried (the pivot column first; each step
+#   drops it and appends the next unit column), one multiply-subtract per entry: 92–97 µs against
+#   56–88 µs for this elimination (23 dofs, tiles of 64, one process, 2026-12-06); a window sliding
+#   along the whole [M | I] by dynamic slices: 288 µs against 54 µs.
 def inverse_spd(a, b=None):
     """Inverse of symmetric positive-definite matrices (n, n, B) by Gauss–Jordan elimination without
     pivoting (an SPD matrix's pivots are positive), one rank-1 update per column: no LAPACK call, so
