@@ -27,7 +27,7 @@ whose term is largest; a midpoint where the segments touch (d ≤ r₁ + r₂ + 
 
 Ranges are widened by `HINGE_SLACK` and `SLIDE_SLACK` before the search: scenec's limits are soft and
 let a joint pass its end under load (Humanoid, every control step of 256 random-action rollouts of 400
-steps, two seeds: up to 22.9° past an end), so a pair proven apart only inside the exact ranges could
+steps, two seeds: up to 22.9° past an end; `python tools/limit_overshoot.py scenes/humanoid.yaml`), so a pair proven apart only inside the exact ranges could
 still meet.
 
 What it buys and costs (Humanoid, 108 body-body pairs; analysis time, best of three in one process,
