@@ -594,7 +594,15 @@ def _rows_times_minv(J, minv):
     multiply-adds (Humanoid: 3.2k for the Ψ and 6.6k for 16 slots, against 25k). But the outer
     products (nv, 6, nv) and Ψ (nbody, 6, nv) are 0.8 and 0.5 MB per tile of 64 environments, and
     each slot gathers two Ψ per environment: one step against the other in one process (`python
-    tools/ab_revision.py`, batch 1024, 2-core AMD EPYC), Humanoid ×0.80 and Ant ×0.70."""
+    tools/ab_revision.py`, batch 1024, 2-core AMD EPYC), Humanoid ×0.80 and Ant ×0.70.
+
+    Not built, after a prototype: W from the tree's factor M = LᵀDL (Wᵀ = L⁻¹D⁻¹L⁻ᵀJᵀ, 162 entries of
+    L for Humanoid's 23 dofs, about 16.7k multiply-adds for 48 rows against this product's 25.4k).
+    Its cheaper half alone, L·x = z for 48 right-hand sides in dependency order (each dof less its
+    ancestors' terms: 7.8k multiply-adds), ran 181–220 µs per tile of 64 environments, as one
+    operation per dof or one per level, against 179–184 µs for this whole product (one process,
+    2026-12-06): a third of the arithmetic in as much time, before the other half (Lᵀ, sums over
+    descendants) and the factor."""
     return sm.total(jax.lax.slice_in_dim(J, k, k + 1, axis=J.ndim - 2) * _row(minv, k) for k in range(minv.shape[0]))
 
 
