@@ -126,8 +126,14 @@ joints:
 
 
 def test_unreachable_pruned_when_limits_keep_them_apart():
-    # Bobs 1 m below pivots 2 m apart, ±30°: the closest they come is 2 − 2·sin 30° = 1 m > 0.2 m.
-    assert verdicts(two_pendulums(2.0, 1.0, 30))[pair("lb", "rb")] == "unreachable"
+    # Bobs 1 m below pivots 2.5 m apart, ±30°, widened by the pass's 60° slack to ±90°: the closest
+    # they come is 2.5 − 2·sin 90° = 0.5 m > 0.2 m.
+    from scenec.compiler.passes import separation
+
+    assert separation.HINGE_SLACK == pytest.approx(np.radians(60.0))
+    assert verdicts(two_pendulums(2.5, 1.0, 30))[pair("lb", "rb")] == "unreachable"
+    # 2 m apart they would meet at ±90° (2 − 2 = 0 < 0.2 m), though not within the authored ±30°.
+    assert verdicts(two_pendulums(2.0, 1.0, 30))[pair("lb", "rb")] == "kept"
 
 
 def test_reachable_kept():
@@ -238,12 +244,12 @@ def test_pruned_pairs_never_overlap_in_random_configurations():
 
 
 def test_humanoid_pruned_pairs_stay_apart_past_their_limits():
-    # The shipped Humanoid: two of its body pairs are proven apart (one by the branch-and-bound search
-    # alone: their bounding balls overlap once the abdomen's ranges are widened). No sampled
-    # configuration, ranges widened by the slack and their corners included, may bring them together.
+    # The shipped Humanoid: head–butt is proven apart by the branch-and-bound search alone (their
+    # bounding balls overlap once the abdomen's ranges are widened). No sampled configuration, ranges
+    # widened by the slack and their corners included, may bring a pruned pair together.
     c = api.compile("scenes/humanoid.yaml", measure_jit=False)
     pruned = [(v.collider1, v.collider2) for v in c.ir.pairs if v.reason == "unreachable"]
-    assert len(pruned) >= 2
+    assert ("head", "butt") in pruned
     gaps = _sampled_gaps(c, pruned, 2000)
     assert all(g > 0 for g in gaps.values()), {k: g for k, g in gaps.items() if g <= 0}
 

@@ -6,8 +6,9 @@ figure behind compiler/passes/separation.py's `HINGE_SLACK` (scenec's joint limi
 Per seed: `batch` environments from the scene's initial state, `steps` control steps of actions drawn
 uniformly in the control range (a new draw each step), and for every limited hinge or slide the most
 it went past either end of its range over all environments and steps (degrees for hinges, metres for
-slides; 0 or less: it never left its range). Humanoid (2026-12-06, 256 × 400 steps): 22.3° and 22.9°
-at most in seeds 0 and 1, the humanoid falling and lying on the floor under random actions.
+slides; 0 or less: it never left its range). 2026-12-06, 256 × 400 steps: walker2d 47.9° (its feet,
+seeds 0 and 1), Humanoid 22.3° and 22.9° (seeds 0 and 1, falling and lying on the floor under random
+actions), half_cheetah 8.3°, hopper 5.4°, Ant 1.1° (seed 0).
 """
 
 from __future__ import annotations
