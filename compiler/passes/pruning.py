@@ -116,18 +116,17 @@ def reach_ball(scene: ir.SceneIR, body_index: int, ancestor_index: int, centre, 
             if j.kind == Kind.FREE:
                 return c, INFINITE
             if j.kind == Kind.SLIDE:
-                if j.range is None:
+                bounds = separation.widened_range(j)
+                if bounds is None:
                     return c, INFINITE
-                slack = separation.SLIDE_SLACK * (j.range[1] - j.range[0])
-                lo, hi = j.range[0] - j.reference - slack, j.range[1] - j.reference + slack
+                lo, hi = bounds[0] - j.reference, bounds[1] - j.reference
                 c = c + axis * 0.5 * (lo + hi)
                 r = r + 0.5 * (hi - lo)
             elif j.kind == Kind.HINGE:
-                slack = separation.HINGE_SLACK
-                if j.range is None or j.range[1] - j.range[0] + 2 * slack >= 2 * math.pi:
+                lo, hi = (x - j.reference for x in separation.widened_range(j))
+                if hi - lo >= 2 * math.pi:
                     c, r = _sweep_hinge(c, r, anchor, axis, INFINITE)
                 else:
-                    lo, hi = j.range[0] - j.reference - slack, j.range[1] - j.reference + slack
                     mid = 0.5 * (lo + hi)
                     c = anchor + _rotate(c - anchor, axis, mid)
                     c, r = _sweep_hinge(c, r, anchor, axis, hi - lo)

@@ -50,6 +50,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scenec.runtime.collision_table import Shape
+
 from ..frames import quat_to_mat
 from ..ir import Kind
 
@@ -60,6 +62,20 @@ MAX_BOXES = 1_000                  # boxes evaluated per pair before giving up (
 WITNESS_SAMPLES = 256              # random configurations tried for a touching one before the search
 
 
+def widened_range(joint) -> tuple | None:
+    """(low, high) of a hinge's or slide's value, its range widened by the slack; a hinge whose widened
+    range reaches 2π (or that has no range) gets a whole turn about its reference; None for an
+    unlimited slide."""
+    if joint.kind == Kind.HINGE:
+        if joint.range is None or joint.range[1] - joint.range[0] + 2 * HINGE_SLACK >= 2 * math.pi:
+            return joint.reference - math.pi, joint.reference + math.pi
+        return joint.range[0] - HINGE_SLACK, joint.range[1] + HINGE_SLACK
+    if joint.range is None:
+        return None
+    slack = SLIDE_SLACK * (joint.range[1] - joint.range[0])
+    return joint.range[0] - slack, joint.range[1] + slack
+
+
 @dataclass(frozen=True)
 class _Step:
     """One move of a point towards the ancestor's frame: a joint (`var` its variable) or a frame change."""
@@ -68,15 +84,14 @@ class _Step:
     anchor: np.ndarray | None = None
     axis: np.ndarray | None = None
     reference: float = 0.0
-    rot: np.ndarray | None = None  # frame: p ↦ rot·p + shift; hinge: the matrix of p ↦ axis × p
+    rot: np.ndarray | None = None  # frame: p ↦ rot·p + shift
     shift: np.ndarray | None = None
+    cross: np.ndarray | None = None  # hinge: the matrix of p ↦ axis × p
 
 
 def segment_of(collider, ball) -> tuple | None:
     """(end0, end1, radius) of a collider in its body's frame, or None when it is unbounded. `ball` is
     its bounding ball (centre, radius), used for shapes that are not spheres or capsules."""
-    from scenec.runtime.collision_table import Shape
-
     pos = np.asarray(collider.pos, float)
     if collider.shape == Shape.SPHERE:
         return pos, pos, float(collider.size[0])
@@ -100,24 +115,14 @@ def _path(scene, body: int, ancestor: int, variables: dict):
     while b != ancestor:
         own = [joints[n] for k, n in enumerate(topo.joints) if topo.jnt_body[k] == b]
         for j in reversed(own):        # joints apply from the parent side: undo the last first
-            if j.kind not in (Kind.HINGE, Kind.SLIDE):
+            bounds = widened_range(j) if j.kind in (Kind.HINGE, Kind.SLIDE) else None
+            if bounds is None:
                 return None
-            if j.kind == Kind.HINGE:
-                lo, hi = (-math.pi, math.pi) if j.range is None else (j.range[0], j.range[1])
-                lo, hi = lo - HINGE_SLACK, hi + HINGE_SLACK
-                if hi - lo >= 2 * math.pi:                 # the whole circle: any interval of 2π
-                    mid = 0.5 * (lo + hi)
-                    lo, hi = mid - math.pi, mid + math.pi
-            else:
-                if j.range is None:
-                    return None
-                slack = SLIDE_SLACK * (j.range[1] - j.range[0])
-                lo, hi = j.range[0] - slack, j.range[1] + slack
-            var = variables.setdefault(j.name, (len(variables), lo, hi))[0]
+            var = variables.setdefault(j.name, (len(variables),) + bounds)[0]
             ax = np.asarray(j.axis, float)
             cross = np.array([[0.0, -ax[2], ax[1]], [ax[2], 0.0, -ax[0]], [-ax[1], ax[0], 0.0]])
             steps.append(_Step("hinge" if j.kind == Kind.HINGE else "slide", var,
-                               np.asarray(j.anchor, float), ax, float(j.reference), rot=cross))
+                               np.asarray(j.anchor, float), ax, float(j.reference), cross=cross))
         p = topo.parent[b]
         parent, child = scene.bodies[p], scene.bodies[b]
         rp = quat_to_mat(parent.quat)
@@ -147,14 +152,15 @@ def _carry(steps, ends, theta, nvar):
         along = rel @ st.axis
         rho[:, :, st.var] = np.linalg.norm(rel - along[..., None] * st.axis, axis=-1)
         c, s = np.cos(value), np.sin(value)
-        p = st.anchor + rel * c + (rel @ st.rot.T) * s + st.axis * along[..., None] * (1 - c)
+        p = st.anchor + rel * c + (rel @ st.cross.T) * s + st.axis * along[..., None] * (1 - c)
     return p, rho
 
 
 def segment_distance(p0, p1, q0, q1):
     """Distance between segments [p0, p1] and [q0, q1], each (N, 3) (a segment may be a point): the
     closest pair of parameters (s, t) in the unit square, clamped edge by edge (the interior stationary
-    point when both segments have length and are not parallel, then t for that s, then s for that t)."""
+    point when both segments have length and are not parallel, then t for that s, then s for that t).
+    The runtime's `collision._closest_segments` is jax; the compiler's passes run without it."""
     d1, d2, r = p1 - p0, q1 - q0, p0 - q0
     a, e = np.sum(d1 * d1, -1), np.sum(d2 * d2, -1)
     b, c, f = np.sum(d1 * d2, -1), np.sum(d1 * r, -1), np.sum(d2 * r, -1)
