@@ -19,9 +19,14 @@ seconds per wall second as a ratio to each (above 1: we are faster). A peer whos
 up at our timestep is run again, MJX first with the scene's solver iterations at our timestep
 (`MORE_SOLVER_WORK`), then at half the timestep, then a quarter (`--stable-halvings`), and its ratio
 in the first run where it stays finite is printed below the first (`compare_point`). Engines that
-are not installed get one line saying so. Example (tools/bench_gpu.sh runs the GPU version):
+are not installed get one line saying so. Example (tools/bench_gpu.sh runs the GPU
+version, tools/bench_tpu.sh the TPU one):
 
     scenec bench scenes/ant.yaml --batch 1,1024 --steps 100 --compare mujoco,mjx,brax --json out.json
+
+On a TPU, which one process holds at a time, the peers cannot run beside our measurement: a first
+run measures ours (`--json ours.json`), a second takes those figures (`--ours-from ours.json`),
+stays on the CPU itself and runs only the peers (tools/bench_tpu.sh).
 
 Absolute numbers drift on shared machines; compare figures from one run (ratios), never across runs.
 Compile times are cold: the on-disk compile cache (runtime/cache.py) is off here;
@@ -53,6 +58,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(MJX first with the scene's solver iterations at our timestep) at half its "
                              "timestep, up to N times, until none does; its ratio in that stable run is "
                              "reported beside the one at ours (default 2; 0: off)")
+    parser.add_argument("--ours-from", metavar="FILE",
+                        help="take our figures from an earlier run's --json FILE (same scenes and batch "
+                             "sizes) instead of measuring them, and run only the peers: for an accelerator "
+                             "that one process holds at a time (a TPU), where the peers' processes cannot "
+                             "open it while ours holds it (tools/bench_tpu.sh)")
     parser.add_argument("--allow-outside", action="store_true")
 
 
@@ -255,6 +265,9 @@ def run(args: argparse.Namespace) -> int:
     if args.stable_halvings < 0:
         print("scenec bench: --stable-halvings must be 0 or more", file=sys.stderr)
         return 2
+    if args.ours_from and not args.compare:
+        print("scenec bench: --ours-from runs only the peers: name them with --compare", file=sys.stderr)
+        return 2
     engines = []
     if args.compare:
         from .bench_peers import missing, parse_engines
@@ -270,16 +283,32 @@ def run(args: argparse.Namespace) -> int:
 
     from scenec.runtime import cache
 
+    earlier = None
+    if args.ours_from:
+        earlier = _read_ours(args.ours_from)
+        if earlier is None:
+            return 2
+        # This process only builds models and exports MJCF: it stays off the accelerator, which the
+        # peers' processes open (their environment is this process's, without this setting).
+        jax.config.update("jax_platforms", "cpu")
     cache.disable()   # compile times here are cold compiles, even where the user has a JAX cache set up
-    peak = machine_peak_gflops()
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
-    results = {"machine": {"devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
-                           "peak_gflops_f32_matmul": peak, "cpu_count": os.cpu_count(),
-                           "load_average": list(load)}, "scenes": [], "complete": False,
-               "stable_halvings": args.stable_halvings}
-    print(f"machine: {jax.devices()[0].platform}, jax {jax.__version__}, "
-          f"peak {peak:,.1f} GFLOP/s (float32 matmul, measured now), {os.cpu_count()} CPUs, "
-          f"load {load[0]:.2f}")
+    if earlier is not None:
+        results = {"machine": earlier["machine"], "scenes": [], "complete": False,
+                   "stable_halvings": args.stable_halvings, "ours_from": args.ours_from}
+        mach = earlier["machine"]
+        peak = float(mach.get("peak_gflops_f32_matmul") or float("nan"))
+        print(f"machine (our figures from {args.ours_from}): {mach['devices'][0] if mach.get('devices') else '?'}, "
+              f"jax {mach.get('jax')}, peak {peak:,.1f} GFLOP/s, {mach.get('cpu_count')} CPUs")
+    else:
+        peak = machine_peak_gflops()
+        load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+        results = {"machine": {"devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
+                               "peak_gflops_f32_matmul": peak, "cpu_count": os.cpu_count(),
+                               "load_average": list(load)}, "scenes": [], "complete": False,
+                   "stable_halvings": args.stable_halvings}
+        print(f"machine: {jax.devices()[0].platform}, jax {jax.__version__}, "
+              f"peak {peak:,.1f} GFLOP/s (float32 matmul, measured now), {os.cpu_count()} CPUs, "
+              f"load {load[0]:.2f}")
     if engines:
         absent = {e: missing(e) for e in engines}
         for line in filter(None, absent.values()):
@@ -313,9 +342,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {'batch':>6} {'trace s':>8} {'XLA s':>7} {'physics steps/s':>22} {'sim s/wall s':>13} "
               f"{'MFLOP/step':>11} {'MB/step':>8} {'% peak':>7} {'devices':>7} {'step MB':>8} {'RSS MB':>7}")
         for b in batches:
-            p = bench_point(model, b, args.steps, args.repeats)
-            gflops = p["flops_per_control_step"] / p["seconds_per_control_step"] / 1e9
-            p["fraction_of_peak"] = gflops / peak if peak else float("nan")
+            if earlier is not None:
+                p = _earlier_point(earlier, model.name, b, args.ours_from)
+                if p is None:
+                    return 2
+            else:
+                p = bench_point(model, b, args.steps, args.repeats)
+                gflops = p["flops_per_control_step"] / p["seconds_per_control_step"] / 1e9
+                p["fraction_of_peak"] = gflops / peak if peak else float("nan")
             entry["points"].append(p)
             lo, hi = p["physics_steps_per_s_range"]
             print(f"  {b:>6} {p['trace_s']:>8.2f} {p['xla_s']:>7.2f} {p['physics_steps_per_s']:>10,.0f} "
@@ -332,6 +366,32 @@ def run(args: argparse.Namespace) -> int:
     results["complete"] = True
     write_json(args.json, results)
     return 0
+
+
+def _read_ours(path: str) -> dict | None:
+    """An earlier run's --json document, or None after saying why it cannot be read."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        if not (isinstance(doc, dict) and isinstance(doc.get("scenes"), list) and "machine" in doc):
+            raise ValueError("no 'scenes' list or 'machine' entry: not a `scenec bench --json` file")
+    except (OSError, ValueError) as e:
+        print(f"scenec bench: --ours-from {path}: {e}", file=sys.stderr)
+        return None
+    return doc
+
+
+def _earlier_point(doc: dict, scene: str, batch: int, path: str) -> dict | None:
+    """The point for (scene, batch) in an earlier run's document (its peers dropped), or None after
+    saying that the file has none."""
+    for entry in doc["scenes"]:
+        if entry.get("scene") == scene:
+            for p in entry.get("points", []):
+                if p.get("batch") == batch:
+                    return {k: v for k, v in p.items() if k != "peers"}
+    print(f"scenec bench: --ours-from {path}: no figures for {scene} at batch {batch} "
+          "(run it with the same scenes and --batch first)", file=sys.stderr)
+    return None
 
 
 def write_json(path: str | None, results: dict, current: dict | None = None) -> None:

@@ -10,8 +10,10 @@ set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 10
 - `--xla_cpu_prefer_vector_width=512`, only on a CPU with AVX-512 (`has_avx512`): XLA's loops then
   take 16 environments per vector instruction instead of 8. On a 2-core AMD EPYC with AVX-512, batch
   1024, one process per run: Humanoid 191k → 215k physics steps/s, Ant 662k → 730k, half_cheetah and
-  hopper ×1.19, fetch ×1.12, grasp ×1.05; compile time unchanged. XLA's default stays 256 elsewhere
-  (unmeasured here; some older Intel parts lower their clock for 512-bit work);
+  hopper ×1.19, fetch ×1.12, grasp ×1.05; compile time unchanged. On a 2-core Intel Xeon with
+  AVX-512 and AVX512-FP16 (2026-12-06, `python tools/bench_flags.py scenes/humanoid.yaml scenes/ant.yaml
+  --pairs 2 --flags= --flags=--xla_cpu_prefer_vector_width=256`), 256 ran Humanoid ×0.80 and Ant ×0.90
+  of 512 (every round within 0.01 of that). XLA's default stays 256 on a CPU without AVX-512;
 - `--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=700000` (`SMALL_LOOP_BYTES`;
   SCENEC_SMALL_LOOPS=0 leaves it out): XLA's CPU backend runs a program as a sequence of thunks, one
   per fused operation, and pays for dispatching each; a while loop whose body touches fewer bytes

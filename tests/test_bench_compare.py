@@ -73,6 +73,33 @@ def test_compare_json_has_the_peer_figures(tmp_path):
     assert peer["xla_flags"] == bench_peers.peer_xla_flags("mujoco") == os.environ.get("XLA_FLAGS", "")
 
 
+def test_ours_from_an_earlier_run_takes_its_figures_and_runs_only_the_peers(tmp_path, capsys):
+    # The TPU path (tools/bench_tpu.sh): a first run measures ours, a second runs the peers against
+    # those figures without measuring ours again. Its point must be the first file's, not a new one.
+    ours, both = tmp_path / "ours.json", tmp_path / "both.json"
+    assert main(["bench", PENDULUM, "--batch", "2,3", "--steps", "3", "--repeats", "1",
+                 "--json", str(ours)]) == 0
+    first = json.loads(ours.read_text())
+    assert main(["bench", PENDULUM, "--batch", "3", "--steps", "3", "--repeats", "1",
+                 "--compare", "mujoco", "--ours-from", str(ours), "--json", str(both)]) == 0
+    data = json.loads(both.read_text())
+    assert data["machine"] == first["machine"] and data["ours_from"] == str(ours) and data["complete"]
+    point = data["scenes"][0]["points"][0]
+    (peer,) = point.pop("peers")
+    assert point == first["scenes"][0]["points"][1]            # batch 3's figures, unchanged
+    assert peer["engine"] == "mujoco" and peer["batch"] == 3
+    assert peer["ratio"] == pytest.approx(point["sim_s_per_wall_s"] / peer["sim_s_per_wall_s"])
+    capsys.readouterr()
+    # a batch the earlier run did not measure, or no peers to run, is a usage error
+    assert main(["bench", PENDULUM, "--batch", "4", "--compare", "mujoco", "--ours-from", str(ours)]) == 2
+    assert "no figures for pendulum at batch 4" in capsys.readouterr().err
+    assert main(["bench", PENDULUM, "--batch", "2", "--ours-from", str(ours)]) == 2
+    assert "name them with --compare" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    assert main(["bench", PENDULUM, "--compare", "mujoco", "--ours-from", str(tmp_path / "bad.json")]) == 2
+    assert "not a `scenec bench --json` file" in capsys.readouterr().err
+
+
 def test_jax_peers_get_our_xla_flags_and_the_workaround(monkeypatch):
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
     assert bench_peers.peer_xla_flags("mujoco") == "--xla_cpu_enable_fast_math=false"
