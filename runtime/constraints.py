@@ -214,12 +214,59 @@ def _closest(slots: _Slots, k: int) -> _Slots:
     in the chosen rows' values (the choice itself is a step function, as the kernels' own)."""
     idx = _smallest(sm.where(slots.active, slots.dist, jnp.inf), k)    # (k, B)
     return _Slots(*(_take_rows(x, idx) for x in (slots.dist, slots.pos, slots.normal, slots.active)),
-                  *(jnp.asarray(x)[idx] for x in (slots.pair, slots.body1, slots.body2)))
+                  *(_table_rows(x, idx) for x in (slots.pair, slots.body1, slots.body2)))
+
+
+# How the step takes each environment's own rows (the chosen contacts, their bodies, limit rows): by
+# gathers with an index per environment (take_along_axis), or on a TPU by comparison and sum, one-hot
+# over the n rows (`_one_hot_rows`). On a TPU v5e with the gathers (tools/results/bench_tpu.txt,
+# 2026-12-06), the contact choice, whose rounds are only compares and minima, took 45% of Ant's
+# substep; one-hot, `python tools/ablate.py SCENE --batch 4096 one_hot=0` there: Ant 7.87M physics
+# steps/s against 1.25M with gathers (×6.3), Humanoid 1.68M against 0.41M (×4.1). On a CPU the
+# gathers stay: one-hot ran Ant ×0.79 and Humanoid ×0.40 as fast (batch 1024, 2-core Intel Xeon,
+# `one_hot=1`); on a GPU they stay too (unmeasured one-hot there). None: by backend (`one_hot_picks`); True/False force one way.
+ONE_HOT_PICKS = None
+
+
+def one_hot_picks() -> bool:
+    """Whether per-environment rows are taken one-hot (ONE_HOT_PICKS; by default on a TPU only)."""
+    return jax.default_backend() == "tpu" if ONE_HOT_PICKS is None else bool(ONE_HOT_PICKS)
 
 
 def _take_rows(values, idx):
     """values (n, ..., B) batch last, idx (k, B): each environment's rows idx[:, b], (k, ..., B)."""
+    if one_hot_picks():
+        return _one_hot_rows(values, idx, batched=True)
     return jnp.take_along_axis(values, idx.reshape(idx.shape[:1] + (1,) * (values.ndim - 2) + idx.shape[1:]), axis=0)
+
+
+def _table_rows(table, idx):
+    """A table without a batch axis, (n, ...), at each environment's rows idx (k, B): (k, ..., B)."""
+    if one_hot_picks():
+        return _one_hot_rows(table, idx, batched=False)
+    table = jnp.asarray(table)
+    if table.ndim == 1:
+        return table[idx]
+    # Gathered along a leading axis moved last, so the batch stays the minor axis of the result: a
+    # (k, B, ...) gather moved to (k, ..., B) is a transpose that XLA fuses into every reader.
+    return jnp.moveaxis(jnp.moveaxis(table, 0, -1)[..., idx], -2, 0)
+
+
+def _one_hot_rows(values, idx, batched: bool):
+    """The rows idx (k, B) of values ((n, ..., B) when `batched`, else a table (n, ...)) with no gather:
+    each row is the sum over the n rows of where(row == idx, value, 0), the one kept row's value
+    exactly (a −0.0 becomes +0.0; an infinite or NaN value in a row not taken does not leak). Booleans
+    are any(row == idx and value)."""
+    values = jnp.asarray(values)
+    n, k, batch = values.shape[0], idx.shape[0], idx.shape[-1]
+    item = values.shape[1:-1] if batched else values.shape[1:]
+    ones = (1,) * len(item)
+    hot = (jnp.arange(n, dtype=idx.dtype).reshape((n, 1) + ones + (1,))
+           == idx.reshape((1, k) + ones + (batch,)))                    # (n, k, 1…, B)
+    v = values[:, None] if batched else values.reshape((n, 1) + item + (1,))
+    if values.dtype == jnp.bool_:
+        return jnp.any(hot & v, axis=0)
+    return jnp.sum(jnp.where(hot, v, jnp.zeros((), values.dtype)), axis=0)
 
 
 def _per_slot(values, index):
@@ -227,12 +274,7 @@ def _per_slot(values, index):
     for the latter, (s, ...) for the former."""
     if isinstance(index, np.ndarray):
         return sm.take(values, index)
-    values = jnp.asarray(values)
-    if values.ndim == 1:
-        return values[index]
-    # Gathered along a leading axis moved last, so the batch stays the minor axis of the result: a
-    # (s, B, ...) gather moved to (s, ..., B) is a transpose that XLA fuses into every reader.
-    return jnp.moveaxis(jnp.moveaxis(values, 0, -1)[..., index], -2, 0)
+    return _table_rows(values, index)
 
 
 def _body_rows(values, index):
@@ -286,6 +328,13 @@ def _slot_jacobians(m: Model, f: Frames, slots: _Slots):
         return (rows(slots.body2, moves(slots.body2), False)
                 - rows(slots.body1, moves(slots.body1), False)), frame
     ref, sign = one_ref                                                  # per pair: (npair,), (npair, nv)
+    if one_hot_picks() and not isinstance(slots.pair, np.ndarray):
+        # The same per slot from its two bodies, as _one_reference makes them per pair: one-hot over
+        # the bodies (Humanoid 14 rows) instead of the pairs (189): a seventh of the selects.
+        fixed = ~p.moves.any(axis=1)
+        ref = sm.where(_table_rows(fixed, slots.body2), slots.body1, slots.body2)
+        moves = p.moves.astype(dtype)
+        return rows(ref, _table_rows(moves, slots.body2) - _table_rows(moves, slots.body1), True), frame
     return rows(_per_slot(ref, slots.pair), _per_slot(sign.astype(dtype), slots.pair), True), frame
 
 
@@ -387,7 +436,7 @@ def _limit_system(m: Model, q, minv, bias_of, unroll):
     if 0 < budget < k:
         idx = _smallest(C, budget)
         s, C, tc, dr = (_take_rows(x, idx) for x in (s, C, tc, dr))
-        dof = jnp.asarray(d, jnp.int32)[idx]                             # (budget, B): per environment
+        dof = _table_rows(np.asarray(d, np.int32), idx)                  # (budget, B): per environment
         k = budget
         pick = (dof[:, None, :] == np.arange(m.nv)[None, :, None]).astype(dtype)   # (k, nv, B) one-hot
         W = _take_rows(minv, dof) * s[:, None, :]                        # s·M⁻¹[d] (k, nv, B)
@@ -565,8 +614,8 @@ def _smallest(key, k):
         # The first group holding the minimum holds the lowest row with it (groups are row ranges);
         # a group whose rows are all taken has head_key = +inf (above every key) and head_row = g.
         sel = jnp.min(sm.where(head_key == best, groups, ngroup), axis=0)       # (B,)
-        row = jnp.take_along_axis(head_row, sel[None], axis=0)[0]
-        mine = jnp.take_along_axis(grouped, sel[None, None], axis=0)[0]          # (g, B)
+        row = _take_rows(head_row, sel[None])[0]
+        mine = _take_rows(grouped, sel[None])[0]                                 # (g, B)
         nxt_key, nxt_row = _next_smallest(mine, best, row)
         here = groups == sel
         heads = (sm.where(here, nxt_key, head_key), sm.where(here, nxt_row, head_row))

@@ -15,7 +15,7 @@ scene's own say what the sweeps cost: Humanoid (8) 0.91 with 2, 0.93 and 1.00 wi
 with 16; Ant (4) 0.94 with 2, 1.07 with 8 (batch 1024, this 2-core CPU, with runtime/__init__.py's
 small-loop threshold): about 1% of the step per sweep.
 
-Eight edits change how the step is written, not the model (the physics stays the scene's, up to
+Nine edits change how the step is written, not the model (the physics stays the scene's, up to
 rounding): `unroll=N` sweeps N contact blocks or limit rows per loop iteration at every batch size
 (runtime/constraints.py `_UNROLL`, `UNROLL_FROM`; a large N unrolls the sweep fully), `tile=N` sets
 the CPU's tile of environments (at most N: runtime/step.py `tile_cap`, in place of its sizing by the
@@ -27,8 +27,9 @@ grouped choice of each environment's closest rows (constraints.py `_GROUPED_UNRO
 (dynamics.py `BRANCHES_FROM`), `unrolled_up_to=N` the most contact blocks a sweep visits in
 straight-line code rather than a loop (constraints.py `_UNROLLED_UP_TO`), and `in_place=1` computes
 the results `math.by_halves` splits in one piece again (which XLA may then write over an
-operand). They are set while the variant is traced. On a GPU, where each loop iteration is a kernel
-launch, `unroll=` is the first thing to try:
+operand), and `one_hot=0|1` takes each environment's chosen rows by gathers or one-hot sums
+(constraints.py `ONE_HOT_PICKS`; by default one-hot on a TPU only). They are set while the
+variant is traced. On a GPU, where each loop iteration is a kernel launch, `unroll=` is the first thing to try:
 
     python tools/ablate.py scenes/ant.yaml --batch 16384 unroll=4 unroll=64 (A per-thunk
 profile charges loop control and dispatch to whatever runs next: it put Ant's joint-limit loop at 21%
@@ -147,6 +148,10 @@ def edited(m, spec: str):
                     code[target] = lambda rows_of, n: rows_of(slice(0, n))
                 else:
                     code[target] = 1 if target[1] == "UNROLL_FROM" else int(value)
+        elif key == "one_hot":
+            if value not in ("0", "1"):
+                raise SystemExit(f"ablate: one_hot= takes 0 or 1, not {value!r}")
+            code[("constraints", "ONE_HOT_PICKS")] = value == "1"
         elif key == "drop":
             gone = set(value.split("+"))
             unknown = gone - {g.kernel for g in m.pair_groups}
@@ -173,8 +178,8 @@ def edited(m, spec: str):
         else:
             raise SystemExit(f"ablate: {edit!r} is not limits=off, choice=cheap|first, "
                              f"diagonal=inverse|mass, field=N (one of "
-                             f"{', '.join(INT_FIELDS)}), drop=KERNEL or a code edit "
-                             f"({', '.join(f'{k}=N' for k in CODE_EDITS)})")
+                             f"{', '.join(INT_FIELDS)}), drop=KERNEL, one_hot=0|1 or a code "
+                             f"edit ({', '.join(f'{k}=N' for k in CODE_EDITS)})")
     return m.__class__(**fields), code
 
 
