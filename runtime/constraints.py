@@ -224,7 +224,8 @@ def _closest(slots: _Slots, k: int) -> _Slots:
 # substep; one-hot, `python tools/ablate.py SCENE --batch 4096 one_hot=0` there: Ant 7.87M physics
 # steps/s against 1.25M with gathers (×6.3), Humanoid 1.68M against 0.41M (×4.1). On a CPU the
 # gathers stay: one-hot ran Ant ×0.79 and Humanoid ×0.40 as fast (batch 1024, 2-core Intel Xeon,
-# `one_hot=1`); on a GPU they stay too (unmeasured one-hot there). None: by backend (`one_hot_picks`); True/False force one way.
+# `one_hot=1`); on a GPU they stay too (one-hot unmeasured there). None: by backend (`one_hot_picks`);
+# True/False force one way.
 ONE_HOT_PICKS = None
 
 
