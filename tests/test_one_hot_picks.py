@@ -74,7 +74,8 @@ def _scene_text(scene: str) -> str:
 
 def _both_ways(path: str) -> dict:
     """One control step from a state with contacts in play, picks by gathers and one-hot: the largest
-    difference in q, qd and contact force, and the largest force (run in a float64 process)."""
+    difference in q, qd, contact force and the gradient of |qd|² with respect to the actions, with the
+    largest force and gradient entry (run in a float64 process)."""
     model = api.compile(path, measure_jit=False).model
     assert model.contact_budget > 0 and model.q0.dtype == np.float64
     rng = np.random.default_rng(5)
@@ -84,12 +85,16 @@ def _both_ways(path: str) -> dict:
     u = jnp.asarray(rng.uniform(-1, 1, (batch, model.nu)), s0.q.dtype)
     constraints.ONE_HOT_PICKS = False
     s0 = jax.jit(lambda s: jax.lax.fori_loop(0, 40, lambda i, s: rstep.step(model, s, u), s))(s0)
-    gathered = jax.jit(lambda s: rstep.step(model, s, u))(s0)
+    # the step, and the gradient of its velocities with respect to the actions (what APG takes)
+    grad = jax.jit(jax.grad(lambda a: jnp.sum(rstep.step(model, s0, a).qd ** 2)))
+    gathered, g_gathered = jax.jit(lambda s: rstep.step(model, s, u))(s0), grad(u)
     constraints.ONE_HOT_PICKS = True
-    one_hot = jax.jit(lambda s: rstep.step(model, s, u))(s0)
+    grad = jax.jit(jax.grad(lambda a: jnp.sum(rstep.step(model, s0, a).qd ** 2)))
+    one_hot, g_one_hot = jax.jit(lambda s: rstep.step(model, s, u))(s0), grad(u)
     diff = {name: float(jnp.abs(getattr(one_hot, name) - getattr(gathered, name)).max())
             for name in ("q", "qd", "contact_force")}
-    return dict(diff, force=float(jnp.abs(gathered.contact_force).max()))
+    return dict(diff, force=float(jnp.abs(gathered.contact_force).max()),
+                grad=float(jnp.abs(g_one_hot - g_gathered).max()), grad_scale=float(jnp.abs(g_gathered).max()))
 
 
 def test_the_step_is_the_same_either_way(tmp_path):
@@ -114,3 +119,4 @@ def test_the_step_is_the_same_either_way(tmp_path):
         assert r["force"] > 0, f"{scene}: the state should have contacts in play"
         assert r["q"] <= F64_TOL and r["qd"] <= F64_TOL, (scene, r)
         assert r["contact_force"] <= F64_TOL * r["force"], (scene, r)
+        assert r["grad_scale"] > 0 and r["grad"] <= F64_TOL * r["grad_scale"], (scene, r)
