@@ -24,8 +24,8 @@ version, tools/bench_tpu.sh the TPU one):
 
     scenec bench scenes/ant.yaml --batch 1,1024 --steps 100 --compare mujoco,mjx,brax --json out.json
 
-On a TPU, which one process holds at a time, the peers cannot run beside our measurement: a first
-run measures ours (`--json ours.json`), a second takes those figures (`--ours-from ours.json`),
+On a TPU, which one process holds at a time, the JAX peers cannot run beside our measurement (asked
+to, the bench stops with exit status 2 and says how instead): a first run measures ours (`--json ours.json`), a second takes those figures (`--ours-from ours.json`),
 stays on the CPU itself and runs only the peers (tools/bench_tpu.sh).
 
 Absolute numbers drift on shared machines; compare figures from one run (ratios), never across runs.
@@ -81,6 +81,15 @@ def machine_peak_gflops(seconds: float = 1.0) -> float:
         f(a).block_until_ready()
         best = max(best, 2 * n ** 3 / (time.perf_counter() - t0) / 1e9)
     return best
+
+
+def one_process_per_chip() -> bool:
+    """Whether jax runs on an accelerator that one process holds at a time (a TPU: a second process
+    that opens it stops with a libtpu lock-file error), so that peer engines on it cannot run while
+    this process holds it."""
+    import jax
+
+    return jax.default_backend() == "tpu"
 
 
 def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
@@ -292,6 +301,11 @@ def run(args: argparse.Namespace) -> int:
         # peers' processes open (their environment is this process's, without this setting).
         jax.config.update("jax_platforms", "cpu")
     cache.disable()   # compile times here are cold compiles, even where the user has a JAX cache set up
+    if earlier is None and any(e != "mujoco" for e in engines) and one_process_per_chip():
+        print("scenec bench: a TPU is held by one process at a time, so the JAX peers' processes cannot "
+              "open it beside this one: measure ours first (--json FILE, --compare mujoco at most), then "
+              "the peers with --ours-from FILE --compare ... (tools/bench_tpu.sh runs both)", file=sys.stderr)
+        return 2
     if earlier is not None:
         results = {"machine": earlier["machine"], "scenes": [], "complete": False,
                    "stable_halvings": args.stable_halvings, "ours_from": args.ours_from}

@@ -100,6 +100,21 @@ def test_ours_from_an_earlier_run_takes_its_figures_and_runs_only_the_peers(tmp_
     assert "not a `scenec bench --json` file" in capsys.readouterr().err
 
 
+def test_on_a_tpu_jax_peers_beside_our_measurement_are_a_usage_error(tmp_path, monkeypatch, capsys):
+    # A TPU is held by one process: peers that would open it while ours holds it are refused up front,
+    # with the two-run recipe; MuJoCo (the CPU) and --ours-from (this process stays off the chip) pass.
+    from scenec.compiler import cmd_bench
+
+    monkeypatch.setattr(cmd_bench, "one_process_per_chip", lambda: True)
+    out = tmp_path / "ours.json"
+    assert main(["bench", PENDULUM, "--batch", "2", "--steps", "3", "--repeats", "1",
+                 "--compare", "mujoco,mjx", "--json", str(out)]) == 2
+    assert "--ours-from FILE" in capsys.readouterr().err and not out.exists()
+    assert main(["bench", PENDULUM, "--batch", "2", "--steps", "3", "--repeats", "1",
+                 "--compare", "mujoco", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["scenes"][0]["points"][0]["peers"][0]["engine"] == "mujoco"
+
+
 def test_jax_peers_get_our_xla_flags_and_the_workaround(monkeypatch):
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
     assert bench_peers.peer_xla_flags("mujoco") == "--xla_cpu_enable_fast_math=false"
