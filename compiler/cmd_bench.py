@@ -25,8 +25,9 @@ version, tools/bench_tpu.sh the TPU one):
     scenec bench scenes/ant.yaml --batch 1,1024 --steps 100 --compare mujoco,mjx,brax --json out.json
 
 On a TPU, which one process holds at a time, the JAX peers cannot run beside our measurement (asked
-to, the bench stops with exit status 2 and says how instead): a first run measures ours (`--json ours.json`), a second takes those figures (`--ours-from ours.json`),
-stays on the CPU itself and runs only the peers (tools/bench_tpu.sh).
+to, the bench stops with exit status 2 and says how instead): a first run measures ours (`--json
+ours.json`), a second takes those figures (`--ours-from ours.json`), stays on the CPU itself and runs
+only the peers (tools/bench_tpu.sh).
 
 Absolute numbers drift on shared machines; compare figures from one run (ratios), never across runs.
 Compile times are cold: the on-disk compile cache (runtime/cache.py) is off here;
