@@ -176,9 +176,12 @@ def unstable(peer: dict) -> bool:
 
 
 def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, repeats: int,
-                  timeout: float, halvings: int = 0) -> list:
+                  timeout: float, halvings: int = 0, out: list | None = None,
+                  after_each=None) -> list:
     """Run each peer engine at our point's batch size; print one line each; return their figures
-    with `ratio` = our sim s per wall s over theirs.
+    with `ratio` = our sim s per wall s over theirs, appended to `out` (a new list when None) as each
+    peer finishes, with `after_each()` called then (the bench writes its JSON there, so a run cut
+    short keeps the peers it finished).
 
     A ratio against a peer whose environments blew up compares with arithmetic on NaNs, not with a
     simulation: the figure that counts is simulated seconds per wall second at a timestep where the
@@ -190,19 +193,21 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
     tried was stable (`stable_tried_down_to` says how far)."""
     from .bench_peers import run_peer
 
-    out = []
+    out = [] if out is None else out
     for engine in engines:
         try:
             r = run_peer(engine, model, xml, ours["batch"], steps, repeats, timeout=timeout)
         except Exception as e:   # a peer that fails on this model is reported, not fatal
             print(f"         vs {engine}: failed ({_first_line(e)})")
-            out.append({"engine": engine, "error": _first_line(e)})
-            continue
-        r["ratio"] = ours["sim_s_per_wall_s"] / r["sim_s_per_wall_s"]
-        print(f"         vs {engine:<17} {_peer_line(r)}")
-        if unstable(r) and halvings > 0:
-            r.update(_stable_rerun(engine, model, ours, steps, repeats, timeout, halvings))
+            r = {"engine": engine, "error": _first_line(e)}
+        else:
+            r["ratio"] = ours["sim_s_per_wall_s"] / r["sim_s_per_wall_s"]
+            print(f"         vs {engine:<17} {_peer_line(r)}")
+            if unstable(r) and halvings > 0:
+                r.update(_stable_rerun(engine, model, ours, steps, repeats, timeout, halvings))
         out.append(r)
+        if after_each is not None:
+            after_each()
     return out
 
 
@@ -374,9 +379,13 @@ def run(args: argparse.Namespace) -> int:
                   f"{p['peak_rss_bytes'] / 1e6:>7.0f}"
                   + (f"  ({p['nonfinite']} non-finite)" if p["nonfinite"] else ""))
             if args.compare:
-                p["peers"] = compare_point(engines, model, xml, p, args.steps, args.repeats,
-                                           args.peer_timeout, args.stable_halvings) if xml else []
-            write_json(args.json, results, entry)      # after every point: a run cut short keeps them
+                p["peers"] = []
+                if xml:
+                    compare_point(engines, model, xml, p, args.steps, args.repeats, args.peer_timeout,
+                                  args.stable_halvings, out=p["peers"],
+                                  after_each=lambda: write_json(args.json, results, entry))
+            write_json(args.json, results, entry)      # after every point and every peer: a run cut
+                                                       # short keeps them
         results["scenes"].append(entry)
     results["complete"] = True
     write_json(args.json, results)

@@ -115,6 +115,29 @@ def test_on_a_tpu_jax_peers_beside_our_measurement_are_a_usage_error(tmp_path, m
     assert json.loads(out.read_text())["scenes"][0]["points"][0]["peers"][0]["engine"] == "mujoco"
 
 
+def test_a_run_cut_short_during_a_peer_keeps_the_peers_it_finished(tmp_path, monkeypatch):
+    # tools/bench_tpu.sh stops the bench at its deadline with SIGINT, often in the middle of a slow
+    # peer's compile: the JSON must already hold our point and every peer that finished before it.
+    monkeypatch.setitem(bench_peers.ENGINES, "brax-spring", "json")   # "installed", whatever is here
+    real = bench_peers.run_peer
+
+    def run_peer(engine, *args, **kwargs):
+        if engine == "brax-spring":
+            raise KeyboardInterrupt          # what SIGINT raises in the bench's process
+        return real(engine, *args, **kwargs)
+
+    monkeypatch.setattr(bench_peers, "run_peer", run_peer)
+    out = tmp_path / "bench.json"
+    assert main(["bench", PENDULUM, "--batch", "2", "--steps", "3", "--repeats", "1",
+                 "--compare", "mujoco,brax-spring", "--json", str(out)]) == 130
+    data = json.loads(out.read_text())
+    assert not data["complete"]
+    point = data["scenes"][0]["points"][0]
+    assert point["batch"] == 2 and [p["engine"] for p in point["peers"]] == ["mujoco"]
+    assert point["peers"][0]["ratio"] == pytest.approx(
+        point["sim_s_per_wall_s"] / point["peers"][0]["sim_s_per_wall_s"])
+
+
 def test_jax_peers_get_our_xla_flags_and_the_workaround(monkeypatch):
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
     assert bench_peers.peer_xla_flags("mujoco") == "--xla_cpu_enable_fast_math=false"
