@@ -112,6 +112,15 @@ def solver_row_floats(m: Model) -> int:
     return (2 * 3 * slots + (2 if dense else 1) * limits) * m.nv
 
 
+def one_hot_floats(m: Model) -> int:
+    """Floats per environment in the one-hot table of the contact choice (`_one_hot_rows`: candidate
+    rows × slots) where picks are one-hot (`one_hot_picks`) and a budget chooses; else 0."""
+    candidates = sum(len(g.geom1) * g.ncon for g in m.pair_groups)
+    if not one_hot_picks() or not 0 < m.contact_budget < candidates:
+        return 0
+    return candidates * m.contact_budget
+
+
 def _soft(tc, dr, h):
     omega = 1.0 / (tc * dr)
     a1 = 2.0 * dr + h * omega

@@ -290,9 +290,29 @@ _INVERSE_BYTES = 640 << 10
 _SOLVER_BYTES = 768 << 10
 
 
-def tile_cap(m: Model, itemsize: int = 4) -> int:
-    """The most environments per tile for `m` (see _INVERSE_BYTES, _SOLVER_BYTES): TILE, or fewer where
-    a working set would outgrow its budget, never under TILE/4."""
+# On a TPU the batch runs in tiles too, when one environment's working set times the batch would pass
+# TPU_TILE_BYTES: counted as the solver's rows (solver_row_floats) and the one-hot table of the
+# contact choice (candidate rows × slots, `constraints.one_hot_floats`), the two per-environment
+# arrays that grow with the scene. Fitted to two scenes on a TPU v5e at 16,384 environments
+# (`python3 tools/ablate.py SCENE --batch 16384 tile=N` there, 2026-12-06, run as an edit that forced
+# the tile on a TPU, as `tile=N` does now): Humanoid (22 kB per
+# environment by this count; 403.9 MB of XLA temporaries whole) ran 1.50M physics steps/s in tiles of
+# 2048 against 1.09M whole, 1.33M in tiles of 4096 and 1.27M in tiles of 1024; Ant (3.9 kB; 62 MiB
+# whole) 8.03M whole against 7.66M in tiles of 4096. Other scenes, other TPUs and GPUs: unmeasured
+# (a GPU runs the batch whole).
+TPU_TILE_BYTES = 64 << 20
+
+
+def tile_cap(m: Model, itemsize: int = 4) -> int | None:
+    """The most environments per tile for `m`, or None to run any batch whole. On a CPU (see
+    _INVERSE_BYTES, _SOLVER_BYTES): TILE, or fewer where a working set would outgrow its budget, never
+    under TILE/4. On a TPU: TPU_TILE_BYTES over the working set's bytes. Elsewhere (a GPU): None."""
+    backend = jax.default_backend()
+    if backend == "tpu":
+        floats = constraints.solver_row_floats(m) + constraints.one_hot_floats(m)
+        return TPU_TILE_BYTES // (itemsize * floats) if floats else None
+    if backend != "cpu":
+        return None
     cap = TILE
     for floats, budget in ((dynamics.elimination_floats(m), _INVERSE_BYTES),
                            (constraints.solver_row_floats(m), _SOLVER_BYTES)):
@@ -301,16 +321,16 @@ def tile_cap(m: Model, itemsize: int = 4) -> int:
     return cap
 
 
-def _tile(batch: int, cap: int = TILE) -> int:
-    """How many environments `step` advances at a time: all of them up to `cap` (`tile_cap`); above,
-    the largest divisor of the batch not above it, unless that is under TILE/4 (a batch with no good
-    divisor runs whole). Tiles are for a CPU core's cache: on another backend (a GPU) the batch runs
-    whole, since a loop over tiles would leave most of the GPU idle and launch every kernel once per
-    tile."""
-    if batch <= cap or jax.default_backend() != "cpu":
+def _tile(batch: int, cap: int | None = TILE) -> int:
+    """How many environments `step` advances at a time: all of them up to `cap` (`tile_cap`; None: no
+    limit); above, the largest divisor of the batch not above it, unless that is under TILE/4 (under
+    cap/4 for a cap above TILE; a batch with no good divisor runs whole). Tiles are for a CPU core's
+    cache (and a TPU's memory, above); on a GPU the batch runs whole, since a loop over tiles would
+    leave most of it idle and launch every kernel once per tile."""
+    if cap is None or batch <= cap:
         return batch
     best = max(d for d in range(1, cap + 1) if batch % d == 0)
-    return best if best >= TILE // 4 else batch
+    return best if best >= max(cap, TILE) // 4 else batch
 
 
 # A split costs something a call however small the batch: the program runs on two devices and waits

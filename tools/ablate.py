@@ -18,8 +18,8 @@ small-loop threshold): about 1% of the step per sweep.
 Nine edits change how the step is written, not the model (the physics stays the scene's, up to
 rounding): `unroll=N` sweeps N contact blocks or limit rows per loop iteration at every batch size
 (runtime/constraints.py `_UNROLL`, `UNROLL_FROM`; a large N unrolls the sweep fully), `tile=N` sets
-the CPU's tile of environments (at most N: runtime/step.py `tile_cap`, in place of its sizing by the
-scene's working sets), `limit_group=N` the rows per fused chain of the limit sweep (`_LIMIT_GROUP`),
+the tile of environments (at most N: runtime/step.py `tile_cap`, in place of its sizing by the
+scene's working sets; on a GPU too, which otherwise runs the batch whole), `limit_group=N` the rows per fused chain of the limit sweep (`_LIMIT_GROUP`),
 `inverse_unroll=N` the elimination steps per iteration of the mass matrix's inverse
 (runtime/dynamics.py `INVERSE_UNROLL`), `select_unroll=N` the rounds per loop iteration of the
 grouped choice of each environment's closest rows (constraints.py `_GROUPED_UNROLL`),
