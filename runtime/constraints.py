@@ -99,11 +99,16 @@ def has_constraints(m: Model) -> bool:
     return bool(len(m.pair_groups)) or bool(np.any(np.asarray(m.jnt_limited.array)))
 
 
+def candidate_rows(m: Model) -> int:
+    """How many contact candidate rows the pair groups' kernels return per environment."""
+    return sum(len(g.geom1) * g.ncon for g in m.pair_groups)
+
+
 def solver_row_floats(m: Model) -> int:
     """Floats per environment that each of the solver's sweeps reads: J and W = J·M⁻¹ of the contact
     slots (3 rows of nv each) and W of the limit rows (a hinge or slide row's J is a unit row; beside a
     limited ball joint every limit row is dense, J and W)."""
-    candidates = sum(len(g.geom1) * g.ncon for g in m.pair_groups)
+    candidates = candidate_rows(m)
     slots = min(m.contact_budget, candidates) if m.contact_budget > 0 else candidates
     limited = np.asarray(m.jnt_limited.array)
     limits = int(np.count_nonzero(limited))
@@ -115,7 +120,7 @@ def solver_row_floats(m: Model) -> int:
 def one_hot_floats(m: Model) -> int:
     """Floats per environment in the one-hot table of the contact choice (`_one_hot_rows`: candidate
     rows × slots) where picks are one-hot (`one_hot_picks`) and a budget chooses; else 0."""
-    candidates = sum(len(g.geom1) * g.ncon for g in m.pair_groups)
+    candidates = candidate_rows(m)
     if not one_hot_picks() or not 0 < m.contact_budget < candidates:
         return 0
     return candidates * m.contact_budget

@@ -294,12 +294,11 @@ _SOLVER_BYTES = 768 << 10
 # TPU_TILE_BYTES: counted as the solver's rows (solver_row_floats) and the one-hot table of the
 # contact choice (candidate rows × slots, `constraints.one_hot_floats`), the two per-environment
 # arrays that grow with the scene. Fitted to two scenes on a TPU v5e at 16,384 environments
-# (`python3 tools/ablate.py SCENE --batch 16384 tile=N` there, 2026-12-06, run as an edit that forced
-# the tile on a TPU, as `tile=N` does now): Humanoid (22 kB per
-# environment by this count; 403.9 MB of XLA temporaries whole) ran 1.50M physics steps/s in tiles of
-# 2048 against 1.09M whole, 1.33M in tiles of 4096 and 1.27M in tiles of 1024; Ant (3.9 kB; 62 MiB
-# whole) 8.03M whole against 7.66M in tiles of 4096. Other scenes, other TPUs and GPUs: unmeasured
-# (a GPU runs the batch whole).
+# (`python3 tools/ablate.py SCENE --batch 16384 tile=N` there, 2026-12-06, run as an edit that
+# forced the tile on a TPU, as `tile=N` does now): Humanoid (22 kB per environment by this count;
+# 403.9 MB of XLA temporaries whole) ran 1.50M physics steps/s in tiles of 2048 against 1.09M whole,
+# 1.33M in tiles of 4096 and 1.27M in tiles of 1024; Ant (3.9 kB; 62 MiB whole) 8.03M whole against
+# 7.66M in tiles of 4096. Other scenes, other TPUs and GPUs: unmeasured (a GPU runs the batch whole).
 TPU_TILE_BYTES = 64 << 20
 
 
@@ -380,7 +379,7 @@ def env_cost_us(m: Model) -> float:
     the frames (per body), run once per Runge–Kutta stage, the solver's sweeps over its rows
     (constraints.solver_row_floats), W = J·M⁻¹ of the contact slots, and the collision kernels."""
     nv = m.nv
-    candidates = sum(len(g.geom1) * g.ncon for g in m.pair_groups)
+    candidates = constraints.candidate_rows(m)
     slots = min(m.contact_budget, candidates) if m.contact_budget > 0 else candidates
     stages = 4 if m.integrator == "rk4" else 1
     units = (stages * (4 * nv * dynamics.elimination_floats(m) + 1500 * m.nbody)

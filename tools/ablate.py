@@ -19,8 +19,8 @@ Nine edits change how the step is written, not the model (the physics stays the 
 rounding): `unroll=N` sweeps N contact blocks or limit rows per loop iteration at every batch size
 (runtime/constraints.py `_UNROLL`, `UNROLL_FROM`; a large N unrolls the sweep fully), `tile=N` sets
 the tile of environments (at most N: runtime/step.py `tile_cap`, in place of its sizing by the
-scene's working sets; on a GPU too, which otherwise runs the batch whole), `limit_group=N` the rows per fused chain of the limit sweep (`_LIMIT_GROUP`),
-`inverse_unroll=N` the elimination steps per iteration of the mass matrix's inverse
+scene's working sets; on a GPU too, which otherwise runs the batch whole), `limit_group=N` the rows
+per fused chain of the limit sweep (`_LIMIT_GROUP`), `inverse_unroll=N` the elimination steps per iteration of the mass matrix's inverse
 (runtime/dynamics.py `INVERSE_UNROLL`), `select_unroll=N` the rounds per loop iteration of the
 grouped choice of each environment's closest rows (constraints.py `_GROUPED_UNROLL`),
 `branches_from=N` the size of tree from which the mass matrix is inverted branch by branch
@@ -29,7 +29,8 @@ straight-line code rather than a loop (constraints.py `_UNROLLED_UP_TO`), and `i
 the results `math.by_halves` splits in one piece again (which XLA may then write over an
 operand), and `one_hot=0|1` takes each environment's chosen rows by gathers or one-hot sums
 (constraints.py `ONE_HOT_PICKS`; by default one-hot on a TPU only). They are set while the
-variant is traced. On a GPU, where each loop iteration is a kernel launch, `unroll=` is the first thing to try:
+variant is traced. On a GPU, where each loop iteration is a kernel launch, `unroll=` is the first
+thing to try:
 
     python tools/ablate.py scenes/ant.yaml --batch 16384 unroll=4 unroll=64 (A per-thunk
 profile charges loop control and dispatch to whatever runs next: it put Ant's joint-limit loop at 21%

@@ -27,8 +27,8 @@
 #      1,1024,4096,16384 --steps 100 --json $OUT/bench_gpu.json --compare mujoco,mjx,brax` (BENCH_SCENES
 #      defaults to the Ant, Humanoid and HalfCheetah scenes; BENCH_COMPARE to mujoco,mjx,brax) under a
 #      deadline: the whole script stops at $BENCH_DEADLINE_S seconds (default 470, under 8 minutes).
-#      `scenec bench` rewrites the JSON after every point and peer, so a run cut short keeps what it measured
-#      ("complete": false in the file). The run is compile-bound: each scene and batch size compiles
+#      `scenec bench` rewrites the JSON after every point and peer, so a run cut short keeps what it
+#      measured ("complete": false in the file). The run is compile-bound: each scene and batch size compiles
 #      our step and each JAX peer (MJX, Brax's three pipelines) once, ~10-20 s apiece on a CPU host,
 #      so the full matrix (3 scenes x 4 batch sizes x 6 JAX programs) may not fit the deadline; the
 #      XLA cache ($JAX_COMPILATION_CACHE_DIR, default beside the venv) makes a second run cheaper.

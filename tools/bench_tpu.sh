@@ -17,9 +17,10 @@
 # repeats, peers mujoco,mjx,brax-spring,brax-positional,brax-generalized (fastest to compile first),
 # one halving for an unstable peer, each peer stopped after $BENCH_PEER_TIMEOUT s (default 120), the
 # whole script after $BENCH_DEADLINE_S s (default 540). Both JSON files are rewritten after every
-# point and every peer, so a run cut short keeps what it measured. On a TPU v5e MJX (3.17) gave no result within
-# 170 s at 16,384 environments (its compile and first run): raise BENCH_PEER_TIMEOUT to see it. JAX peers run with float32 products at full
-# precision (JAX_DEFAULT_MATMUL_PRECISION=highest, compiler/bench_peers.py); our step has none.
+# point and every peer, so a run cut short keeps what it measured. On a TPU v5e MJX (3.17) gave no
+# result within 170 s at 16,384 environments (its compile and first run): raise BENCH_PEER_TIMEOUT
+# to see it. JAX peers run with float32 products at full precision (JAX_DEFAULT_MATMUL_PRECISION=
+# highest, compiler/bench_peers.py); our step has none.
 # BENCH_WHEELS: a folder of wheels (scenec's own from `pip wheel --no-deps .`, and lark, trimesh,
 # protobuf, mujoco, mujoco-mjx, brax and what they import) installed with --no-deps into
 # /tmp/scenec-site, which goes last on PYTHONPATH so that the machine's own jax stays first.
