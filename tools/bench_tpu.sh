@@ -62,7 +62,8 @@ if [[ -n "${BENCH_INDEX:-}" ]]; then
     say "installing ${BENCH_INDEX_PACKAGES:-flax} from $BENCH_INDEX"
     # shellcheck disable=SC2086  # a list of package names
     if ! PIP_CONFIG_FILE=/dev/null "$PY" -m pip install --isolated -q --only-binary=:all: --no-compile \
-            --index-url "$BENCH_INDEX" --target /tmp/scenec-index-site ${BENCH_INDEX_PACKAGES:-flax} >> "$LOG" 2>&1; then
+            --upgrade --index-url "$BENCH_INDEX" --target /tmp/scenec-index-site \
+            ${BENCH_INDEX_PACKAGES:-flax} >> "$LOG" 2>&1; then
         say "setup failed: ${BENCH_INDEX_PACKAGES:-flax} did not install from $BENCH_INDEX (see $LOG)"
         exit 2
     fi
