@@ -58,3 +58,23 @@ def test_the_timed_stages_chain_into_the_steps_substep(scene, budget):
     slots = run("  of it, collide", f)
     np.testing.assert_allclose(np.concatenate([r.reshape((-1, batch)) for r in rows]), np.asarray(slots.dist),
                                atol=KERNEL_TOL, rtol=0)
+
+
+def test_top_leaves_out_the_constraint_stages_parts():
+    """`--top` (parts=False) times the substep's four stages and nothing inside the constraint stage,
+    each stage with the same arguments as the full list (so its figures compare with a full run's)."""
+    tool = load_tool("stage_times")
+    m = api.compile(ROOT / "scenes" / "ant.yaml", measure_jit=False).model
+    batch = 4
+    q = jnp.tile(jnp.asarray(m.q0)[:, None], (1, batch))
+    qd = jnp.zeros((m.nv, batch), q.dtype)
+    ctrl = jnp.zeros((m.nu, batch), q.dtype)
+    full = tool.stage_functions(m, q, qd, ctrl)
+    top = tool.stage_functions(m, q, qd, ctrl, parts=False)
+    assert list(top) == ["kinematics", "mass matrix and forces", "elimination", "constraints"]
+    assert len(full) > len(top) and all(not name.startswith(" ") for name in top)
+    for name in top:
+        a, b = (jax.tree_util.tree_leaves(x[name][1]) for x in (top, full))
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(y))

@@ -2,7 +2,7 @@
 stage of the substep compiled on its own for one tile of environments on one XLA device (one core),
 run many times in a loop, and timed beside the whole control step on the same tile.
 
-    python tools/stage_times.py scenes/humanoid.yaml [--batch 1024] [--warmup 30] [--loops 50]
+    python tools/stage_times.py scenes/humanoid.yaml [--batch 1024] [--warmup 30] [--loops 50] [--top]
 
 Why beside tools/profile_scopes.py: with runtime/__init__.py's small-loop threshold the step's inner
 loops (the kinematic walk, the mass matrix's elimination, the contact choice, the solver) are single
@@ -23,7 +23,9 @@ range (so that contacts and limits are engaged as in a rollout):
   candidates, `_closest`, with a contact budget), `jacobians` (`_slot_jacobians` of the chosen
   slots) and `J·M⁻¹` (W = J·M⁻¹ and the diagonal of J·M⁻¹·Jᵀ). What the constraint stage spends
   beyond these is the solver's sweeps, the joint limits' rows and the contact forces.
-The reference is `_advance` for one control step (its substeps and the frames of the outputs), per
+`--top` times the four stages alone, not the constraint stage's parts: each stage is two programs to
+compile, which on a TPU take minutes in all for Humanoid's thirteen (the full run did not finish in
+420 s on a TPU v5e). The reference is `_advance` for one control step (its substeps and the frames of the outputs), per
 substep.
 
 Each stage is timed in a jitted loop whose arguments are the jitted function's own (not constants
@@ -56,9 +58,10 @@ import sys
 import time
 
 
-def stage_functions(m, q, qd, ctrl):
+def stage_functions(m, q, qd, ctrl, parts: bool = True):
     """{name: (function, arguments)} of the substep's stages for the tile (q, qd, ctrl), batch last,
-    each stage's arguments computed by the stages before it."""
+    each stage's arguments computed by the stages before it; with `parts` the constraint stage's parts
+    too."""
     import jax
     import numpy as np
 
@@ -79,7 +82,7 @@ def stage_functions(m, q, qd, ctrl):
         stages["constraints"] = (
             lambda qd_free, f, minv, q, qd: constraints.solve_velocity(m, f, minv, q, qd, qd_free, h),
             (qd + h * qacc, f, minv, q, qd))
-    if m.pair_groups:
+    if m.pair_groups and parts:
         stages["  of it, collide"] = (lambda f: constraints._candidates(m, f), (f,))
         # each pair group's kernel on the colliders' poses (the poses themselves left out)
         poses = jax.jit(lambda f: kinematics.geom_poses(m, f))(f)
@@ -150,7 +153,7 @@ def loop_time(fn, args, loops: int, repeats: int) -> float:
     return statistics.median(times) / loops
 
 
-def measure(scene: str, batch: int, warmup: int, loops: int, repeats: int) -> dict:
+def measure(scene: str, batch: int, warmup: int, loops: int, repeats: int, parts: bool = True) -> dict:
     """{"tile", "substeps", "substep_s", "stages": {name: seconds per tile}, "floors": {name: seconds of
     the loop alone with that stage's arguments}} for `scene`."""
     import jax
@@ -171,7 +174,7 @@ def measure(scene: str, batch: int, warmup: int, loops: int, repeats: int) -> di
     q, qd = put(states.q), put(states.qd)
     ctrl = jax.device_put(np.zeros((m.nu, tile), np.asarray(states.q).dtype), one)
     stages, floors = {}, {}
-    for name, (fn, args) in stage_functions(m, q, qd, ctrl).items():
+    for name, (fn, args) in stage_functions(m, q, qd, ctrl, parts).items():
         stages[name] = loop_time(fn, args, loops, repeats)
         # the loop's own cost for this stage: the same loop around a stage that returns arrays of
         # the stage's outputs' shapes and values, given as its arguments (their sum is the loop's)
@@ -190,13 +193,15 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup", type=int, default=30, help="control steps to the timed state")
     parser.add_argument("--loops", type=int, default=50, help="calls per timed loop")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--top", action="store_true", help="the four stages only, not the constraint "
+                        "stage's parts (fewer programs to compile: for a TPU)")
     args = parser.parse_args(argv)
     import scenec.runtime  # noqa: F401  (XLA's CPU flags, before jax starts)
 
     for scene in args.scenes:
-        r = measure(scene, args.batch, args.warmup, args.loops, args.repeats)
+        r = measure(scene, args.batch, args.warmup, args.loops, args.repeats, parts=not args.top)
         tile, sub = r["tile"], r["substep_s"]
-        print(f"{scene}: a tile of {tile} environments on one core; the whole substep (`_advance`, "
+        print(f"{scene}: a tile of {tile} environments on one device (a CPU core); the whole substep (`_advance`, "
               f"{r['substeps']} substeps and the outputs' frames, per substep) {sub * 1e6:,.1f} µs, "
               f"{sub / tile * 1e9:,.0f} ns per environment")
         print(f"  {'stage':26s} {'timed':>9s}    {'loop alone':>10s}    {'net':>9s}    share")
