@@ -78,3 +78,13 @@ def test_top_leaves_out_the_constraint_stages_parts():
         assert len(a) == len(b)
         for x, y in zip(a, b):
             np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_stage_filter_times_only_the_named_stages():
+    """`--stage TEXT` (measure's `only`) times the stages whose names contain a text and no other, with
+    the reference substep still timed (the shares are of it)."""
+    tool = load_tool("stage_times")
+    r = tool.measure(str(ROOT / "scenes" / "ant.yaml"), batch=8, warmup=2, loops=1, repeats=1,
+                     only=("select", "J·M"))
+    assert set(r["stages"]) == {"  of it, select", "  of it, J·M⁻¹"} == set(r["floors"])
+    assert r["substep_s"] > 0 and all(t > 0 for t in r["stages"].values())

@@ -3,6 +3,7 @@ stage of the substep compiled on its own for one tile of environments on one XLA
 run many times in a loop, and timed beside the whole control step on the same tile.
 
     python tools/stage_times.py scenes/humanoid.yaml [--batch 1024] [--warmup 30] [--loops 50] [--top]
+    python tools/stage_times.py scenes/humanoid.yaml --stage select --stage J·M       # those stages only
 
 Why beside tools/profile_scopes.py: with runtime/__init__.py's small-loop threshold the step's inner
 loops (the kinematic walk, the mass matrix's elimination, the contact choice, the solver) are single
@@ -25,7 +26,8 @@ range (so that contacts and limits are engaged as in a rollout):
   beyond these is the solver's sweeps, the joint limits' rows and the contact forces.
 `--top` times the four stages alone, not the constraint stage's parts: each stage is two programs to
 compile, which on a TPU take minutes in all for Humanoid's thirteen (the full run did not finish in
-420 s on a TPU v5e). The reference is `_advance` for one control step (its substeps and the frames of the outputs), per
+420 s on a TPU v5e). `--stage TEXT` (repeatable) times only the stages whose names contain one of the
+texts, to split the parts over several short calls there. The reference is `_advance` for one control step (its substeps and the frames of the outputs), per
 substep.
 
 Each stage is timed in a jitted loop whose arguments are the jitted function's own (not constants
@@ -153,9 +155,11 @@ def loop_time(fn, args, loops: int, repeats: int) -> float:
     return statistics.median(times) / loops
 
 
-def measure(scene: str, batch: int, warmup: int, loops: int, repeats: int, parts: bool = True) -> dict:
+def measure(scene: str, batch: int, warmup: int, loops: int, repeats: int, parts: bool = True,
+            only: tuple = ()) -> dict:
     """{"tile", "substeps", "substep_s", "stages": {name: seconds per tile}, "floors": {name: seconds of
-    the loop alone with that stage's arguments}} for `scene`."""
+    the loop alone with that stage's arguments}} for `scene`: every stage, or those whose names contain
+    one of the texts in `only`."""
     import jax
     import numpy as np
 
@@ -175,6 +179,8 @@ def measure(scene: str, batch: int, warmup: int, loops: int, repeats: int, parts
     ctrl = jax.device_put(np.zeros((m.nu, tile), np.asarray(states.q).dtype), one)
     stages, floors = {}, {}
     for name, (fn, args) in stage_functions(m, q, qd, ctrl, parts).items():
+        if only and not any(text in name for text in only):
+            continue
         stages[name] = loop_time(fn, args, loops, repeats)
         # the loop's own cost for this stage: the same loop around a stage that returns arrays of
         # the stage's outputs' shapes and values, given as its arguments (their sum is the loop's)
@@ -195,11 +201,14 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--top", action="store_true", help="the four stages only, not the constraint "
                         "stage's parts (fewer programs to compile: for a TPU)")
+    parser.add_argument("--stage", action="append", default=[], metavar="TEXT",
+                        help="time only the stages whose names contain TEXT (repeatable)")
     args = parser.parse_args(argv)
     import scenec.runtime  # noqa: F401  (XLA's CPU flags, before jax starts)
 
     for scene in args.scenes:
-        r = measure(scene, args.batch, args.warmup, args.loops, args.repeats, parts=not args.top)
+        r = measure(scene, args.batch, args.warmup, args.loops, args.repeats, parts=not args.top,
+                    only=tuple(args.stage))
         tile, sub = r["tile"], r["substep_s"]
         print(f"{scene}: a tile of {tile} environments on one device (a CPU core); the whole substep (`_advance`, "
               f"{r['substeps']} substeps and the outputs' frames, per substep) {sub * 1e6:,.1f} µs, "
@@ -209,6 +218,8 @@ def main(argv=None) -> int:
             floor = r["floors"][name]
             print(f"  {name:26s} {t * 1e6:9.1f} µs {floor * 1e6:10.1f} µs {(t - floor) * 1e6:9.1f} µs "
                   f"{(t - floor) / sub:7.1%}")
+        if args.stage:
+            continue                 # a sum of some stages is no figure
         top = sum(t - r["floors"][name] for name, t in r["stages"].items() if not name.startswith(" "))
         print(f"  {'(stages above, net, summed)':26s} {'':27s} {top * 1e6:9.1f} µs {top / sub:7.1%}")
     return 0
