@@ -98,8 +98,8 @@ def step(m: Model, state: State, action) -> State:
     `state` may carry leading batch axes (then `action` has the same, or none and is shared); inside,
     the batch is moved to the last axis (math.py), so calling `step` on a batch directly is the fast
     path, and `jax.vmap(step)` works too. A large batch is split over the host's CPU devices (see
-    `split_devices` and runtime/__init__.py), and on each device advanced in tiles of at most TILE
-    environments (`lax.map`): the same arithmetic per environment either way."""
+    `split_devices` and runtime/__init__.py), and on each device advanced in tiles of at most
+    `tile_cap` environments (`lax.map`): the same arithmetic per environment either way."""
     dtype = state.q.dtype
     lead = state.q.shape[:-1]
     action = jnp.broadcast_to(jnp.asarray(action, dtype), lead + (m.nu,))
@@ -153,7 +153,7 @@ def _marked(x):
 
 def _advance_batch(m: Model, q, qd, ctrl):
     """(B, nq), (B, nv), (B, nu) → the new q, qd, contact forces, body positions and orientations, each
-    with the batch first: all at once up to TILE environments, else in tiles one after the other, so
+    with the batch first: all at once up to `tile_cap` environments, else in tiles one after the other, so
     that each tile's working set stays in the core's cache (Ant: 84k → 97k physics steps/s at batch
     1024, 66k → 93k at 4096)."""
     q = keep_out_of_small_loops(q)
@@ -301,17 +301,33 @@ _SOLVER_BYTES = 768 << 10
 # 7.66M in tiles of 4096. Other scenes, other TPUs and GPUs: unmeasured (a GPU runs the batch whole).
 TPU_TILE_BYTES = 64 << 20
 
+# A scene of small environments that touch nothing (no collider pairs, and an estimated control step
+# under SMALL_SCENE_US per environment: `env_cost_us`) takes CPU tiles of up to SMALL_TILE: a tile of
+# 128 of them is so little work that each turn of the tile loop pays as much again in its own
+# overhead. Tiles of 512 against 128 (`python tools/ablate.py SCENE --batch B --steps 400 tile=512`,
+# 2-core Intel Xeon, 2026-12-06, at 1024 the whole of each device's half): batch 1024, pendulum ×1.25,
+# double pendulum ×1.15, cartpole ×1.16, reacher ×1.10; batch 4096 (200 steps) ×1.16, ×1.08, ×1.10
+# and ×1.02, where tiles of 1024 and 2048 ran no better or slower (cartpole and reacher ×0.88 at
+# 2048). Not for scenes with contacts or more work per environment: box_on_plane (est. 0.59 µs, one
+# pair group) ran ×0.90 with 512, ball (0.38 µs) ×1.06, ur5e (7.6 µs, no pairs) ×0.84 with 1024 and
+# ×0.92 with 256, hopper ×0.79 and ×0.88.
+SMALL_SCENE_US = 1.0
+SMALL_TILE = 4 * TILE
+
 
 def tile_cap(m: Model, itemsize: int = 4) -> int | None:
     """The most environments per tile for `m`, or None to run any batch whole. On a CPU (see
     _INVERSE_BYTES, _SOLVER_BYTES): TILE, or fewer where a working set would outgrow its budget, never
-    under TILE/4. On a TPU: TPU_TILE_BYTES over the working set's bytes. Elsewhere (a GPU): None."""
+    under TILE/4; SMALL_TILE for a small scene without collider pairs. On a TPU: TPU_TILE_BYTES over
+    the working set's bytes. Elsewhere (a GPU): None."""
     backend = jax.default_backend()
     if backend == "tpu":
         floats = constraints.solver_row_floats(m) + constraints.one_hot_floats(m)
         return TPU_TILE_BYTES // (itemsize * floats) if floats else None
     if backend != "cpu":
         return None
+    if not m.pair_groups and _env_cost(m) < SMALL_SCENE_US:
+        return SMALL_TILE
     cap = TILE
     for floats, budget in ((dynamics.elimination_floats(m), _INVERSE_BYTES),
                            (constraints.solver_row_floats(m), _SOLVER_BYTES)):

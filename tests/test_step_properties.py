@@ -172,6 +172,18 @@ def test_tile_cap_follows_the_working_sets(scene, itemsize, cap, monkeypatch):
     assert rstep.tile_cap(_fake_model(scene, monkeypatch), itemsize) == cap
 
 
+def test_small_scenes_without_contacts_take_larger_cpu_tiles():
+    # The rule step.SMALL_SCENE_US states, on the shipped scenes (estimates by step.env_cost_us): the
+    # pendulum (0.23 µs), double pendulum (0.36), cartpole and reacher (0.72), none with a collider
+    # pair, take tiles of 512; ball and box_on_plane are as small but have a pair group, ur5e has no
+    # pair but 7.6 µs of work per environment: they keep 128, as the measurements there asked.
+    for name, cap in (("pendulum", 512), ("double_pendulum", 512), ("cartpole", 512), ("reacher", 512),
+                      ("ball", 128), ("box_on_plane", 128), ("ur5e", 128)):
+        m = api.compile(SCENES_DIR / f"{name}.yaml", measure_jit=False).model
+        assert rstep.tile_cap(m) == cap == (rstep.SMALL_TILE if cap == 512 else rstep.TILE), name
+    assert rstep._tile(1024, 512) == 512 and rstep._tile(4096, 512) == 512 and rstep._tile(768, 512) == 384
+
+
 def test_tiles_on_accelerators(monkeypatch):
     # On a GPU the whole batch is one program: a loop over 128-environment tiles would run each kernel
     # 32 times over a sliver of the device at batch 4096.
