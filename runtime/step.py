@@ -153,8 +153,8 @@ def _marked(x):
 
 def _advance_batch(m: Model, q, qd, ctrl):
     """(B, nq), (B, nv), (B, nu) → the new q, qd, contact forces, body positions and orientations, each
-    with the batch first: all at once up to `tile_cap` environments, else in tiles one after the other, so
-    that each tile's working set stays in the core's cache (Ant: 84k → 97k physics steps/s at batch
+    with the batch first: all at once up to `tile_cap` environments, else in tiles one after the other,
+    so that each tile's working set stays in the core's cache (Ant: 84k → 97k physics steps/s at batch
     1024, 66k → 93k at 4096)."""
     q = keep_out_of_small_loops(q)
     batch = q.shape[0]

@@ -177,10 +177,11 @@ def test_small_scenes_without_contacts_take_larger_cpu_tiles():
     # pendulum (0.23 µs), double pendulum (0.36), cartpole and reacher (0.72), none with a collider
     # pair, take tiles of 512; ball and box_on_plane are as small but have a pair group, ur5e has no
     # pair but 7.6 µs of work per environment: they keep 128, as the measurements there asked.
+    assert (rstep.SMALL_TILE, rstep.TILE) == (512, 128)
     for name, cap in (("pendulum", 512), ("double_pendulum", 512), ("cartpole", 512), ("reacher", 512),
                       ("ball", 128), ("box_on_plane", 128), ("ur5e", 128)):
         m = api.compile(SCENES_DIR / f"{name}.yaml", measure_jit=False).model
-        assert rstep.tile_cap(m) == cap == (rstep.SMALL_TILE if cap == 512 else rstep.TILE), name
+        assert rstep.tile_cap(m) == cap, name
     assert rstep._tile(1024, 512) == 512 and rstep._tile(4096, 512) == 512 and rstep._tile(768, 512) == 384
 
 

@@ -20,8 +20,8 @@ rounding): `unroll=N` sweeps N contact blocks or limit rows per loop iteration a
 (runtime/constraints.py `_UNROLL`, `UNROLL_FROM`; a large N unrolls the sweep fully), `tile=N` sets
 the tile of environments (at most N: runtime/step.py `tile_cap`, in place of its sizing by the
 scene's working sets; on a GPU too, which otherwise runs the batch whole), `limit_group=N` the rows
-per fused chain of the limit sweep (`_LIMIT_GROUP`), `inverse_unroll=N` the elimination steps per iteration of the mass matrix's inverse
-(runtime/dynamics.py `INVERSE_UNROLL`), `select_unroll=N` the rounds per loop iteration of the
+per fused chain of the limit sweep (`_LIMIT_GROUP`), `inverse_unroll=N` the elimination steps per
+iteration of the mass matrix's inverse (runtime/dynamics.py `INVERSE_UNROLL`), `select_unroll=N` the rounds per loop iteration of the
 grouped choice of each environment's closest rows (constraints.py `_GROUPED_UNROLL`),
 `branches_from=N` the size of tree from which the mass matrix is inverted branch by branch
 (dynamics.py `BRANCHES_FROM`), `unrolled_up_to=N` the most contact blocks a sweep visits in

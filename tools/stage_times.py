@@ -27,8 +27,8 @@ range (so that contacts and limits are engaged as in a rollout):
 `--top` times the four stages alone, not the constraint stage's parts: each stage is two programs to
 compile, which on a TPU take minutes in all for Humanoid's thirteen (the full run did not finish in
 420 s on a TPU v5e). `--stage TEXT` (repeatable) times only the stages whose names contain one of the
-texts, to split the parts over several short calls there. The reference is `_advance` for one control step (its substeps and the frames of the outputs), per
-substep.
+texts, to split the parts over several short calls there. The reference is `_advance` for one
+control step (its substeps and the frames of the outputs), per substep.
 
 Each stage is timed in a jitted loop whose arguments are the jitted function's own (not constants
 of it, which XLA would fold: a stage given M⁻¹ and the frames as constants had its collision
@@ -210,8 +210,8 @@ def main(argv=None) -> int:
         r = measure(scene, args.batch, args.warmup, args.loops, args.repeats, parts=not args.top,
                     only=tuple(args.stage))
         tile, sub = r["tile"], r["substep_s"]
-        print(f"{scene}: a tile of {tile} environments on one device (a CPU core); the whole substep (`_advance`, "
-              f"{r['substeps']} substeps and the outputs' frames, per substep) {sub * 1e6:,.1f} µs, "
+        print(f"{scene}: a tile of {tile} environments on one device (a CPU core); the whole substep "
+              f"(`_advance`, {r['substeps']} substeps and the outputs' frames, per substep) {sub * 1e6:,.1f} µs, "
               f"{sub / tile * 1e9:,.0f} ns per environment")
         print(f"  {'stage':26s} {'timed':>9s}    {'loop alone':>10s}    {'net':>9s}    share")
         for name, t in r["stages"].items():
