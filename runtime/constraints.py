@@ -53,8 +53,24 @@ RESTITUTION_THRESHOLD = 0.2   # m/s: slower impacts do not bounce (keeps resting
 # in each consumer). Batches under UNROLL_FROM run one block per iteration, faster there (one block
 # against two, same process: Hopper ×1.33 at batch 1, ×1.17 at 8; Ant ×1.17 at 1, ×1.10 at 8; at 16
 # two blocks win again, by 6–8%).
-_UNROLL = 2
+# On a TPU a sweep of up to TPU_UNROLL blocks (rows) unrolls fully: a loop's iteration there costs a
+# fixed few µs of control whatever its body, and a block's body is small. TPU v5e, batch 16,384,
+# `python tools/ablate.py SCENE --batch 16384 --steps 100 unroll=64` against two per iteration:
+# Humanoid (16 blocks) 0.74 of base (1.51M → 2.04M physics steps/s; its XLA compile 10.4 → 16.5 s),
+# Ant (8) 0.89 (8.13M → 9.15M); with the blocks in straight-line code instead (`unrolled_up_to=32`)
+# Humanoid 1.04. Longer sweeps keep two per iteration: each unrolled block is code to compile.
+# _UNROLL None: by backend; a number (tools/ablate.py `unroll=N`) applies on every backend.
+_UNROLL = None
 UNROLL_FROM = 16
+TPU_UNROLL = 64
+
+
+def _sweep_unroll(batch: int, n: int) -> int:
+    """Blocks (rows) per iteration of a sweep's loop over `n` of them for a tile of `batch`
+    environments."""
+    if _UNROLL is None and jax.default_backend() == "tpu" and n <= TPU_UNROLL:
+        return max(n, 1)
+    return (2 if _UNROLL is None else _UNROLL) if batch >= UNROLL_FROM else 1
 # Up to this many contact blocks, each sweep visits them in straight-line code instead of a loop: no
 # loop control, no per-block write of λ into a stacked array (λ is carried block by block), three
 # kernels per block. Each block's new velocity is written as two halves joined (`math.by_halves`),
@@ -406,7 +422,7 @@ def _limit_rows(m: Model, q):
     return axis, balls
 
 
-def _limit_system(m: Model, q, minv, bias_of, unroll):
+def _limit_system(m: Model, q, minv, bias_of):
     """The limit rows the solver visits and one Gauss–Seidel sweep over them, (nrows, sweep) with
     sweep(qd (nv, B), λ (k, B)) → (qd, λ); None without limits. With `m.limit_budget`, each
     environment's rows nearest their limits (smallest C), nearest first.
@@ -444,7 +460,7 @@ def _limit_system(m: Model, q, minv, bias_of, unroll):
             return qd_vec + Wr * (new - lam), new
 
         def sweep(qd_vec, lam):
-            return jax.lax.scan(update, qd_vec, rows + (lam,), unroll=unroll)
+            return jax.lax.scan(update, qd_vec, rows + (lam,), unroll=_sweep_unroll(batch, J.shape[0]))
 
         return J.shape[0], sweep
 
@@ -707,7 +723,6 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         return qd_free, zero_force
     bias_of = lambda tc, dr, C: _bias(tc, dr, C, h)                     # noqa: E731
     elliptic = m.cone == "elliptic"
-    unroll = _UNROLL if batch >= UNROLL_FROM else 1
     carry = [qd_free]
 
     # --- contacts: blocks of three rows (normal, two tangents) ---------------------------------------
@@ -720,7 +735,7 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
             with jax.named_scope("select"):
                 slots = _closest(slots, m.contact_budget)
         if len(slots.pair) > _UNROLLED_UP_TO:
-            slots = _pad_slots(slots, _padded(len(slots.pair), unroll))
+            slots = _pad_slots(slots, _padded(len(slots.pair), _sweep_unroll(batch, len(slots.pair))))
         with jax.named_scope("jacobians"):
             Jc, frames = _slot_jacobians(m, f, slots)                   # (nc, 3, nv, B), (nc, 3, 3, B)
         ncontact = Jc.shape[0]
@@ -760,7 +775,7 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
 
     # --- joint limits: one row each --------------------------------------------------------------
     with jax.named_scope("limit_rows"):
-        system = _limit_system(m, q, minv, bias_of, unroll)
+        system = _limit_system(m, q, minv, bias_of)
         nlimit = 0
         if system is not None:
             nlimit, limit_sweep = system
@@ -779,7 +794,8 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
                 news.append(new)
             out.append(tuple(news))
         elif ncontact:
-            qd_vec, lam = jax.lax.scan(contact_update, qd_vec, contacts + (lams.pop(0),), unroll=unroll)
+            qd_vec, lam = jax.lax.scan(contact_update, qd_vec, contacts + (lams.pop(0),),
+                                       unroll=_sweep_unroll(batch, ncontact))
             out.append(lam)
         if nlimit:
             qd_vec, lam = limit_sweep(qd_vec, lams.pop(0))

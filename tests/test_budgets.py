@@ -73,22 +73,43 @@ def test_the_closest_contacts_are_the_ones_solved(tmp_path):
 
 @pytest.mark.parametrize("budget", [0, 5])
 def test_an_odd_number_of_contact_blocks_sweeps_as_the_plain_loop(monkeypatch, budget):
-    # From a batch of UNROLL_FROM up the sweep visits two contact blocks per loop iteration, and an
-    # odd count of slots is padded with an empty one (constraints._padded); one block per iteration needs
-    # no padding. Seven balls, four resting and three falling onto the floor (7 static blocks, or
-    # a budget of 5 chosen per environment; all have landed after 0.6 s): the same arithmetic in the
-    # same order either way, so the states agree to float32 rounding (TOL).
+    # From a batch of UNROLL_FROM up the sweep visits two contact blocks per loop iteration on a CPU,
+    # and an odd count of slots is padded with an empty one (constraints._padded); one block per
+    # iteration needs no padding, nor does the whole sweep unrolled (a TPU's default). Seven balls,
+    # four resting and three falling onto the floor (7 static blocks, or a budget of 5 chosen per
+    # environment; all have landed after 0.6 s): the same arithmetic in the same order each way, so
+    # the states agree to float32 rounding (TOL).
     c = api.compile(_balls(budget, [0.1, 0.099, 0.3, 0.098, 0.5, 0.1, 0.2]), measure_jit=False)
     batch = constraints.UNROLL_FROM
-    assert constraints._UNROLL == 2 and constraints._UNROLLED_UP_TO < 5
+    assert constraints._sweep_unroll(batch, 7) == 2 and constraints._UNROLLED_UP_TO < 5
     padded = _rollout(c, steps=300, batch=batch)
+    monkeypatch.setattr(constraints, "_UNROLL", constraints.TPU_UNROLL)
+    whole = _rollout(c, steps=300, batch=batch)
     monkeypatch.setattr(constraints, "_UNROLL", 1)
     plain = _rollout(c, steps=300, batch=batch)
     held = np.count_nonzero(np.asarray(plain.contact_force)[:, 1:, 2] > 0.0, axis=1)
     assert np.all(held == (budget or 7))                                 # as many balls held as solved
-    np.testing.assert_allclose(np.asarray(padded.q), np.asarray(plain.q), atol=TOL)
-    np.testing.assert_allclose(np.asarray(padded.qd), np.asarray(plain.qd), atol=TOL)
-    np.testing.assert_allclose(np.asarray(padded.contact_force), np.asarray(plain.contact_force), rtol=1e-4, atol=1e-3)
+    for other in (padded, whole):
+        np.testing.assert_allclose(np.asarray(other.q), np.asarray(plain.q), atol=TOL)
+        np.testing.assert_allclose(np.asarray(other.qd), np.asarray(plain.qd), atol=TOL)
+        np.testing.assert_allclose(np.asarray(other.contact_force), np.asarray(plain.contact_force),
+                                   rtol=1e-4, atol=1e-3)
+
+
+def test_the_sweeps_unroll_fully_on_a_tpu_and_by_two_elsewhere(monkeypatch):
+    # constraints._sweep_unroll: a TPU's loop iteration costs a fixed few µs whatever its body, so
+    # its sweeps of up to TPU_UNROLL blocks unroll fully (Humanoid's 16 contact blocks, grasp's 36
+    # limit rows) and longer ones visit two blocks per iteration, as a CPU (and a GPU) does from
+    # UNROLL_FROM environments up (one below); a number set in _UNROLL (tools/ablate.py unroll=N)
+    # applies on any backend.
+    big, small, long = constraints.UNROLL_FROM, constraints.UNROLL_FROM - 1, constraints.TPU_UNROLL + 1
+    unroll = constraints._sweep_unroll
+    assert (unroll(big, 16), unroll(small, 16), unroll(big, long)) == (2, 1, 2)
+    monkeypatch.setattr(constraints.jax, "default_backend", lambda: "tpu")
+    assert (unroll(big, 16), unroll(small, 36), unroll(big, long), unroll(small, long)) == (16, 36, 2, 1)
+    assert constraints._padded(16, unroll(big, 16)) == 16 and constraints._padded(15, 2) == 16
+    monkeypatch.setattr(constraints, "_UNROLL", 4)
+    assert (unroll(big, 16), unroll(small, 16)) == (4, 1)
 
 
 def test_run_reports_environments_beyond_the_budget():

@@ -30,7 +30,8 @@ the results `math.by_halves` splits in one piece again (which XLA may then write
 operand), and `one_hot=0|1` takes each environment's chosen rows by gathers or one-hot sums
 (constraints.py `ONE_HOT_PICKS`; by default one-hot on a TPU only). They are set while the
 variant is traced. On a GPU, where each loop iteration is a kernel launch, `unroll=` is the first
-thing to try:
+thing to try (on a TPU it was: Humanoid ×1.35 fully unrolled, now a TPU's default, which `unroll=2`
+undoes; tools/results/bench_tpu_unroll.txt):
 
     python tools/ablate.py scenes/ant.yaml --batch 16384 unroll=4 unroll=64 (A per-thunk
 profile charges loop control and dispatch to whatever runs next: it put Ant's joint-limit loop at 21%

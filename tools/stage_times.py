@@ -186,6 +186,9 @@ def measure(scene: str, batch: int, warmup: int, loops: int, repeats: int, parts
         # the stage's outputs' shapes and values, given as its arguments (their sum is the loop's)
         outputs = tuple(jax.tree_util.tree_leaves(jax.jit(fn)(*args)))
         floors[name] = loop_time(lambda *o: o, outputs, loops, repeats)
+        # as each stage is done (a call cut short by a time limit keeps what it measured)
+        print(f"  ({name}: {stages[name] * 1e6:.1f} µs, loop alone {floors[name] * 1e6:.1f} µs)",
+              file=sys.stderr, flush=True)
     step = loop_time(lambda q, qd, ctrl: rstep._advance(m, q, qd, ctrl)[:2], (q, qd, ctrl),
                      max(1, loops // m.substeps), repeats)
     return {"tile": tile, "substeps": m.substeps, "substep_s": step / m.substeps, "stages": stages,
