@@ -53,12 +53,16 @@ RESTITUTION_THRESHOLD = 0.2   # m/s: slower impacts do not bounce (keeps resting
 # in each consumer). Batches under UNROLL_FROM run one block per iteration, faster there (one block
 # against two, same process: Hopper ×1.33 at batch 1, ×1.17 at 8; Ant ×1.17 at 1, ×1.10 at 8; at 16
 # two blocks win again, by 6–8%).
-# On a TPU a sweep of up to TPU_UNROLL blocks (rows) unrolls fully: a loop's iteration there costs a
-# fixed few µs of control whatever its body, and a block's body is small. TPU v5e, batch 16,384,
-# `python tools/ablate.py SCENE --batch 16384 --steps 100 unroll=64` against two per iteration:
-# Humanoid (16 blocks) 0.74 of base (1.51M → 2.04M physics steps/s; its XLA compile 10.4 → 16.5 s),
-# Ant (8) 0.89 (8.13M → 9.15M); with the blocks in straight-line code instead (`unrolled_up_to=32`)
-# Humanoid 1.04. Longer sweeps keep two per iteration: each unrolled block is code to compile.
+# On a TPU a sweep of up to TPU_UNROLL blocks (rows) unrolls fully: no loop, so XLA reads each
+# block's J and W by static slices and passes λ block to block instead of through a loop's stacked
+# carry. TPU v5e, batch 16,384, `python tools/ablate.py SCENE --batch 16384 --steps 100 unroll=64`
+# against two per iteration: Humanoid (16 blocks) 0.74 of base (1.51M → 2.04M physics steps/s; its
+# XLA compile 10.4 → 16.5 s), Ant (8) 0.89 (8.13M → 9.15M). It is the loop's absence, not fewer
+# turns: Humanoid's sweep in two turns of 8 blocks (`unroll=8`) ran 0.99 of base; and its blocks as
+# straight-line code with a barrier after each (`unrolled_up_to=32`, the small sweeps' form on every
+# backend) 1.04. Longer sweeps keep two per iteration: each unrolled block is code to compile. Not on a
+# CPU: Humanoid fully unrolled ran 1.45 of base there (batch 1024, `unroll=64`, 2-core Intel Xeon,
+# 2026-12-06), the fusion recomputing the chain of velocity updates as above.
 # _UNROLL None: by backend; a number (tools/ablate.py `unroll=N`) applies on every backend.
 _UNROLL = None
 UNROLL_FROM = 16

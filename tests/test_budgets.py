@@ -97,8 +97,8 @@ def test_an_odd_number_of_contact_blocks_sweeps_as_the_plain_loop(monkeypatch, b
 
 
 def test_the_sweeps_unroll_fully_on_a_tpu_and_by_two_elsewhere(monkeypatch):
-    # constraints._sweep_unroll: a TPU's loop iteration costs a fixed few µs whatever its body, so
-    # its sweeps of up to TPU_UNROLL blocks unroll fully (Humanoid's 16 contact blocks, grasp's 36
+    # constraints._sweep_unroll: on a TPU the sweep ran faster with no loop at all, so sweeps of up
+    # to TPU_UNROLL blocks unroll fully (Humanoid's 16 contact blocks, grasp's 36
     # limit rows) and longer ones visit two blocks per iteration, as a CPU (and a GPU) does from
     # UNROLL_FROM environments up (one below); a number set in _UNROLL (tools/ablate.py unroll=N)
     # applies on any backend.
