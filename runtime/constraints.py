@@ -75,6 +75,8 @@ def _sweep_unroll(batch: int, n: int) -> int:
     if _UNROLL is None and jax.default_backend() == "tpu" and n <= TPU_UNROLL:
         return max(n, 1)
     return (2 if _UNROLL is None else _UNROLL) if batch >= UNROLL_FROM else 1
+
+
 # Up to this many contact blocks, each sweep visits them in straight-line code instead of a loop: no
 # loop control, no per-block write of λ into a stacked array (λ is carried block by block), three
 # kernels per block. Each block's new velocity is written as two halves joined (`math.by_halves`),

@@ -27,8 +27,10 @@ range (so that contacts and limits are engaged as in a rollout):
 `--top` times the four stages alone, not the constraint stage's parts: each stage is two programs to
 compile, which on a TPU take minutes in all for Humanoid's thirteen (the full run did not finish in
 420 s on a TPU v5e). `--stage TEXT` (repeatable) times only the stages whose names contain one of the
-texts, to split the parts over several short calls there. The reference is `_advance` for one
-control step (its substeps and the frames of the outputs), per substep.
+texts, to split the parts over several short calls there; each stage's two figures also go to stderr
+as it is done, so a call cut short keeps them (Humanoid's J·M⁻¹ alone did not compile in 270 s on a
+TPU v5e, where the whole step does in 10–17 s). The reference is `_advance` for one control step
+(its substeps and the frames of the outputs), per substep.
 
 Each stage is timed in a jitted loop whose arguments are the jitted function's own (not constants
 of it, which XLA would fold: a stage given M⁻¹ and the frames as constants had its collision
