@@ -139,7 +139,7 @@ def keep_out_of_small_loops(x):
     the threshold with the substep mark alone, ×1.16 with both (tests/contact_scenes/bounce.yaml,
     one process each, in turn). Under `jax.checkpoint` the backward pass recomputes the factor, so a
     gradient's transposed scans hold the sort too."""
-    if not (small_loops_set() and jax.default_backend() == "cpu"):
+    if not (small_loops_set() and jax.default_backend() == "cpu") or x.size == 0:   # nq 0: nothing to mark
         return x
     return _marked(x)
 
@@ -187,6 +187,9 @@ def _advance(m: Model, q0, qd0, ctrl):
     contact forces and the body poses, all with the batch last."""
     batch = q0.shape[-1]
     h = m.timestep / m.substeps
+    if m.nv == 0:   # every body fixed to the world: nothing moves and no force acts
+        xpos, xquat = kinematics.body_poses(m, q0)
+        return q0, qd0, sm.zeros_like_batch((m.nbody, 3, batch), q0), xpos, xquat
 
     def frames(q):
         with jax.named_scope("kinematics"):

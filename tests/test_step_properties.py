@@ -549,3 +549,25 @@ def test_the_collector_is_paused_only_while_the_step_runs(compiled, monkeypatch)
     with pytest.raises(ValueError):
         rstep.step(c.model, s, jnp.zeros((c.model.nu + 1, 2)))       # an action that cannot broadcast
     assert gc.isenabled()
+
+
+def test_a_scene_with_nothing_to_move_steps(tmp_path):
+    # A scene whose bodies have no joint (each fused into the world: nv = nq = 0) compiled and then
+    # failed in the step (an empty q in the small-loop mark, M⁻¹ of no dofs). It steps now, alone
+    # and batched in tiles: the clock advances by the timestep, and nothing moves, so no contact
+    # force acts and the poses are the world's.
+    path = tmp_path / "still.yaml"
+    path.write_text("name: still\nbodies:\n  - name: block\n    pos: [0.0, 0.0, 0.5]\n"
+                    "    colliders:\n      - {box: {half_size: [0.1, 0.1, 0.1]}}\n"
+                    "  - name: ground\n    colliders:\n      - {plane: {}}\n")
+    c = api.compile(path, measure_jit=False)
+    assert (c.model.nq, c.model.nv, c.model.nu) == (0, 0, 0)
+    batch = 2 * rstep.TILE + 8
+    many = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), c.init())
+    for states, actions in ((c.init(), jnp.zeros(0)), (many, jnp.zeros((batch, 0)))):
+        out = rstep.step(c.model, states, actions)
+        np.testing.assert_allclose(np.asarray(out.time), np.asarray(states.time) + c.model.timestep, rtol=1e-6)
+        assert out.q.shape == states.q.shape and out.qd.shape == states.qd.shape
+        assert np.all(np.asarray(out.contact_force) == 0.0)
+        np.testing.assert_array_equal(np.asarray(out.xpos), np.asarray(states.xpos))
+        np.testing.assert_array_equal(np.asarray(out.xquat), np.asarray(states.xquat))
