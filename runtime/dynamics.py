@@ -107,6 +107,11 @@ def subtree_sum(m: Model, x):
     return sparse_apply(plan_of(m).subtree, x)
 
 
+# Whether `mass_matrix` computes only the ancestor pairs' products: None, on a CPU only; True or False
+# on every backend (the tests take both ways).
+PAIR_PRODUCTS = None
+
+
 def mass_matrix(m: Model, f: Frames, cinert, diag_extra):
     """(nv, nv, B) joint-space inertia, zero outside the tree's ancestor pattern, plus diag_extra (nv,).
 
@@ -119,11 +124,19 @@ def mass_matrix(m: Model, f: Frames, cinert, diag_extra):
     product in one process (`python tools/ab_revision.py SCENES --base be1e6a6 --rounds 11`, batch
     1024, 2-core Intel Xeon, 2026-12-06, two runs for three of them): Humanoid ×1.029 and ×1.028, Ant
     ×1.027 and ×1.014, grasp ×1.002 and ×1.000, fetch ×1.024, half_cheetah ×1.029, hopper ×1.014;
-    rollout compile within ±0.15 s (Ant +0.14 and +0.04 s); one step's results identical."""
+    rollout compile within ±0.15 s (Ant +0.14 and +0.04 s); one step's results identical.
+
+    On a CPU only (PAIR_PRODUCTS): elsewhere M is the products over every (i, j), masked, as it was
+    when the GPU and TPU tables were measured; the gathers are unmeasured there."""
     p = plan_of(m)
     dtype = f.cdof.dtype
     crb = tuple(subtree_sum(m, x) for x in cinert)
     force = sm.inertia_apply(tuple(sm.take(x, p.dof_body) for x in crb), f.cdof)    # (nv, 6, B)
+    if not (jax.default_backend() == "cpu" if PAIR_PRODUCTS is None else PAIR_PRODUCTS):
+        g = sm.total(force[:, k:k + 1, :] * f.cdof[None, :, k, :] for k in range(6))  # F_i · cdof_j
+        lower = g * const(p.ancestor, dtype)[:, :, None]                   # j ancestor-or-self of i
+        strict = lower * const(1.0 - np.eye(m.nv), dtype)[:, :, None]
+        return lower + jnp.swapaxes(strict, 0, 1) + (jnp.eye(m.nv, dtype=dtype) * diag_extra)[:, :, None]
     i, j = np.nonzero(p.ancestor)                                                  # j ancestor-or-self of i
     values = sm.total(sm.take(force[:, k], i) * sm.take(f.cdof[:, k], j) for k in range(6))  # (npair, B)
     where = np.full((m.nv, m.nv), len(i))                                          # len(i): the zero row

@@ -202,3 +202,21 @@ def test_looped_walk_matches_mujoco(name, monkeypatch):
     finally:
         jax.clear_caches()
     assert True in looped   # the substeps' kinematics took the looped walk
+
+
+@pytest.mark.parametrize("name", ["triple_hinge_slide_ball", "branched_free_base"])
+@pytest.mark.parametrize("pairs", [False, True])
+def test_both_mass_matrix_forms_match_mujoco(name, pairs, monkeypatch):
+    """dynamics.mass_matrix as the products of the ancestor pairs only, gathered (a CPU's default),
+    and as the products over every entry, masked (a GPU's and a TPU's): each form in the step that
+    MuJoCo is compared with, whatever this machine's backend."""
+    import jax
+
+    from scenec.runtime import dynamics
+
+    monkeypatch.setattr(dynamics, "PAIR_PRODUCTS", pairs)
+    jax.clear_caches()   # the step is jitted once for every model of the same structure
+    try:
+        assert run_both(name, "float32") <= Q_TOL
+    finally:
+        jax.clear_caches()
