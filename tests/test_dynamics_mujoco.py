@@ -152,6 +152,18 @@ def run_both(name: str, precision: str) -> float:
     return worst
 
 
+def run_traced_anew(name):
+    """run_both in float32 with jax's caches cleared before and after: the step is jitted once for
+    every model of the same structure, so a test that patches the runtime needs a trace of its own."""
+    import jax
+
+    jax.clear_caches()
+    try:
+        return run_both(name, "float32")
+    finally:
+        jax.clear_caches()
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_float32_matches_mujoco(name):
     assert run_both(name, "float32") <= Q_TOL
@@ -183,8 +195,6 @@ def test_looped_walk_matches_mujoco(name, monkeypatch):
     """Forward kinematics as a scan over the walk's steps (what deep trees such as Humanoid and grasp
     get, kinematics.LOOP_FROM) on these shallow models: hinge, slide, ball and free joints, body
     rotations and off-origin anchors, in the step MuJoCo is compared with."""
-    import jax
-
     from scenec.runtime import kinematics
 
     looped = []
@@ -196,11 +206,7 @@ def test_looped_walk_matches_mujoco(name, monkeypatch):
 
     monkeypatch.setattr(kinematics, "LOOP_FROM", 1)
     monkeypatch.setattr(kinematics, "_walk_steps", spy)
-    jax.clear_caches()   # the step is jitted once for every model of the same structure
-    try:
-        assert run_both(name, "float32") <= Q_TOL
-    finally:
-        jax.clear_caches()
+    assert run_traced_anew(name) <= Q_TOL
     assert True in looped   # the substeps' kinematics took the looped walk
 
 
@@ -210,13 +216,7 @@ def test_both_mass_matrix_forms_match_mujoco(name, pairs, monkeypatch):
     """dynamics.mass_matrix as the products of the ancestor pairs only, gathered (a CPU's default),
     and as the products over every entry, masked (a GPU's and a TPU's): each form in the step that
     MuJoCo is compared with, whatever this machine's backend."""
-    import jax
-
     from scenec.runtime import dynamics
 
     monkeypatch.setattr(dynamics, "PAIR_PRODUCTS", pairs)
-    jax.clear_caches()   # the step is jitted once for every model of the same structure
-    try:
-        assert run_both(name, "float32") <= Q_TOL
-    finally:
-        jax.clear_caches()
+    assert run_traced_anew(name) <= Q_TOL
