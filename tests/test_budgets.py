@@ -98,16 +98,17 @@ def test_an_odd_number_of_contact_blocks_sweeps_as_the_plain_loop(monkeypatch, b
 
 def test_the_sweeps_unroll_fully_on_a_tpu_and_by_two_elsewhere(monkeypatch):
     # constraints._sweep_unroll: on a TPU the sweep ran faster with no loop at all, so sweeps of up
-    # to TPU_UNROLL blocks unroll fully (Humanoid's 16 contact blocks, grasp's 36
-    # limit rows) and longer ones visit two blocks per iteration, as a CPU (and a GPU) does from
-    # UNROLL_FROM environments up (one below); a number set in _UNROLL (tools/ablate.py unroll=N)
-    # applies on any backend.
+    # to TPU_UNROLL blocks unroll fully (Humanoid's 16 contact blocks, grasp's 36 limit rows), and
+    # an odd count then needs no padding slot; longer ones visit two blocks per iteration, as a CPU
+    # (and a GPU) does from UNROLL_FROM environments up (one below); a number set in _UNROLL
+    # (tools/ablate.py unroll=N) applies on any backend.
     big, small, long = constraints.UNROLL_FROM, constraints.UNROLL_FROM - 1, constraints.TPU_UNROLL + 1
     unroll = constraints._sweep_unroll
     assert (unroll(big, 16), unroll(small, 16), unroll(big, long)) == (2, 1, 2)
+    assert constraints._padded(15, unroll(big, 15)) == 16
     monkeypatch.setattr(constraints.jax, "default_backend", lambda: "tpu")
     assert (unroll(big, 16), unroll(small, 36), unroll(big, long), unroll(small, long)) == (16, 36, 2, 1)
-    assert constraints._padded(16, unroll(big, 16)) == 16 and constraints._padded(15, 2) == 16
+    assert constraints._padded(15, unroll(big, 15)) == 15
     monkeypatch.setattr(constraints, "_UNROLL", 4)
     assert (unroll(big, 16), unroll(small, 16)) == (4, 1)
 
