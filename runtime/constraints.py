@@ -87,6 +87,9 @@ def _sweep_unroll(batch: int, n: int) -> int:
 # (+0.3 s for Ant, +0.55 s for half_cheetah and Humanoid). Ant's and Humanoid's compile time have
 # targets of their own (issue 7), so only the smallest sweeps take it.
 _UNROLLED_UP_TO = 4
+# Solver iterations per turn of the iterations' loop (tools/ablate.py `iterations_unroll=N`; a count
+# of at least `solver_iterations` leaves no loop).
+_ITERATIONS_UNROLL = 1
 # Limit rows per fused chain of the row-space sweep (`_limit_system`): a chain fused into one loop is
 # re-evaluated in each of its consumers, so longer chains repeat more work; Ant and Humanoid ran as
 # fast with 4 as with 8, and 2% slower with 2.
@@ -809,7 +812,8 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         return (qd_vec, *out), None
 
     with jax.named_scope("iterations"):
-        (qd_vec, *lams), _ = jax.lax.scan(sweep, tuple(carry), None, length=m.solver_iterations)
+        (qd_vec, *lams), _ = jax.lax.scan(sweep, tuple(carry), None, length=m.solver_iterations,
+                                          unroll=min(_ITERATIONS_UNROLL, m.solver_iterations))
     if not ncontact:
         return qd_vec, zero_force
     lam = jnp.stack(lams[0]) if unrolled else lams[0]

@@ -1,4 +1,5 @@
-"""tools/ablate.py's code edits (unroll=, tile=, limit_group=, inverse_unroll=, unrolled_up_to=) change how the step is written, not what
+"""tools/ablate.py's code edits (unroll=, tile=, limit_group=, inverse_unroll=, unrolled_up_to=,
+iterations_unroll=, pairs=) change how the step is written, not what
 it computes: a variant's rollout equals the base's up to float32 rounding, and the runtime's constants
 are restored after the variant is traced."""
 
@@ -30,17 +31,22 @@ def test_code_edits_keep_the_physics_and_restore_the_constants():
     ablate = _ablate()
     base = api.compile(ROOT / "scenes" / "box_on_plane.yaml", measure_jit=False).model
     # unrolled_up_to=1: the box's 4 contact blocks go through the loop (the base: straight-line code)
-    model, code = ablate.edited(base, "unroll=64,limit_group=2,unrolled_up_to=1")
+    # iterations_unroll=64: the solver's iterations without a loop; pairs=0: M as a masked product
+    model, code = ablate.edited(base, "unroll=64,limit_group=2,unrolled_up_to=1,iterations_unroll=64,pairs=0")
     assert code == {("constraints", "_UNROLL"): 64, ("constraints", "UNROLL_FROM"): 1,
-                    ("constraints", "_LIMIT_GROUP"): 2, ("constraints", "_UNROLLED_UP_TO"): 1}
-    before = (constraints._UNROLL, constraints.UNROLL_FROM, constraints._LIMIT_GROUP, constraints._UNROLLED_UP_TO)
+                    ("constraints", "_LIMIT_GROUP"): 2, ("constraints", "_UNROLLED_UP_TO"): 1,
+                    ("constraints", "_ITERATIONS_UNROLL"): 64, ("dynamics", "PAIR_PRODUCTS"): False}
+    before = (constraints._UNROLL, constraints.UNROLL_FROM, constraints._LIMIT_GROUP, constraints._UNROLLED_UP_TO,
+              constraints._ITERATIONS_UNROLL, dynamics.PAIR_PRODUCTS)
     q_base = np.asarray(ablate.rollout(base, 4, 3)()[0].q)
     q_edit = np.asarray(ablate.rollout(model, 4, 3, code)()[0].q)
     assert (constraints._UNROLL, constraints.UNROLL_FROM, constraints._LIMIT_GROUP,
-            constraints._UNROLLED_UP_TO) == before
+            constraints._UNROLLED_UP_TO, constraints._ITERATIONS_UNROLL, dynamics.PAIR_PRODUCTS) == before
     np.testing.assert_allclose(q_edit, q_base, atol=Q_TOL)
     with pytest.raises(SystemExit, match="positive integer"):
         ablate.edited(base, "unroll=0")
+    with pytest.raises(SystemExit, match="pairs= takes 0 or 1"):
+        ablate.edited(base, "pairs=2")
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ scene's own say what the sweeps cost: Humanoid (8) 0.91 with 2, 0.93 and 1.00 wi
 with 16; Ant (4) 0.94 with 2, 1.07 with 8 (batch 1024, this 2-core CPU, with runtime/__init__.py's
 small-loop threshold): about 1% of the step per sweep.
 
-Nine edits change how the step is written, not the model (the physics stays the scene's, up to
+Ten edits change how the step is written, not the model (the physics stays the scene's, up to
 rounding): `unroll=N` sweeps N contact blocks or limit rows per loop iteration at every batch size
 (runtime/constraints.py `_UNROLL`, `UNROLL_FROM`; a large N unrolls the sweep fully), `tile=N` sets
 the tile of environments (at most N: runtime/step.py `tile_cap`, in place of its sizing by the
@@ -27,8 +27,12 @@ grouped choice of each environment's closest rows (constraints.py `_GROUPED_UNRO
 (dynamics.py `BRANCHES_FROM`), `unrolled_up_to=N` the most contact blocks a sweep visits in
 straight-line code rather than a loop (constraints.py `_UNROLLED_UP_TO`), and `in_place=1` computes
 the results `math.by_halves` splits in one piece again (which XLA may then write over an
-operand), and `one_hot=0|1` takes each environment's chosen rows by gathers or one-hot sums
-(constraints.py `ONE_HOT_PICKS`; by default one-hot on a TPU only). They are set while the
+operand), `iterations_unroll=N` runs N solver iterations per turn of the iterations' loop
+(constraints.py `_ITERATIONS_UNROLL`; a large N: no loop), and two switches: `one_hot=0|1` takes
+each environment's chosen rows by gathers or one-hot sums (constraints.py `ONE_HOT_PICKS`; by
+default one-hot on a TPU only), `pairs=0|1` forms the mass matrix from its ancestor pairs' products
+or as a masked product of all pairs (dynamics.py `PAIR_PRODUCTS`; by default the pairs on a CPU
+only). They are set while the
 variant is traced. On a GPU, where each loop iteration is a kernel launch, `unroll=` is the first
 thing to try (on a TPU it was: Humanoid ×1.35 fully unrolled, now a TPU's default, which `unroll=2`
 undoes; tools/results/bench_tpu_unroll.txt):
@@ -77,7 +81,10 @@ CODE_EDITS = {"unroll": (("constraints", "_UNROLL"), ("constraints", "UNROLL_FRO
               "select_unroll": (("constraints", "_GROUPED_UNROLL"),),
               "branches_from": (("dynamics", "BRANCHES_FROM"),),
               "unrolled_up_to": (("constraints", "_UNROLLED_UP_TO"),),
-              "in_place": (("math", "by_halves"),)}
+              "in_place": (("math", "by_halves"),),
+              "iterations_unroll": (("constraints", "_ITERATIONS_UNROLL"),)}
+# edit=0|1 -> the (module, constant) it sets to False or True while the variant is traced
+SWITCHES = {"one_hot": ("constraints", "ONE_HOT_PICKS"), "pairs": ("dynamics", "PAIR_PRODUCTS")}
 
 
 def _first_rows_traced(key, k):
@@ -150,10 +157,10 @@ def edited(m, spec: str):
                     code[target] = lambda rows_of, n: rows_of(slice(0, n))
                 else:
                     code[target] = 1 if target[1] == "UNROLL_FROM" else int(value)
-        elif key == "one_hot":
+        elif key in SWITCHES:
             if value not in ("0", "1"):
-                raise SystemExit(f"ablate: one_hot= takes 0 or 1, not {value!r}")
-            code[("constraints", "ONE_HOT_PICKS")] = value == "1"
+                raise SystemExit(f"ablate: {key}= takes 0 or 1, not {value!r}")
+            code[SWITCHES[key]] = value == "1"
         elif key == "drop":
             gone = set(value.split("+"))
             unknown = gone - {g.kernel for g in m.pair_groups}
@@ -180,7 +187,7 @@ def edited(m, spec: str):
         else:
             raise SystemExit(f"ablate: {edit!r} is not limits=off, choice=cheap|first, "
                              f"diagonal=inverse|mass, field=N (one of "
-                             f"{', '.join(INT_FIELDS)}), drop=KERNEL, one_hot=0|1 or a code "
+                             f"{', '.join(INT_FIELDS)}), drop=KERNEL, {'|'.join(SWITCHES)}=0|1 or a code "
                              f"edit ({', '.join(f'{k}=N' for k in CODE_EDITS)})")
     return m.__class__(**fields), code
 
