@@ -342,7 +342,14 @@ def _slot_jacobians(m: Model, f: Frames, slots: _Slots):
     times moves₂ − moves₁, the same numbers for half the arithmetic of two (`python
     tools/flops_by_scope.py`, per environment and control step: Humanoid 190k → 94k, Ant 60k → 30k).
     A scene with a pair between two moving trees (grasp's hand and its object) takes each body's rows
-    on their own."""
+    on their own.
+
+    Tried and not kept: each slot's mask moves₂ − moves₁ (s, nv, B) computed from its two bodies'
+    ranks in a depth-first order of the bodies (every dof moves one contiguous range of them: two
+    compares per dof and body) instead of gathered from the per-pair table (nv values per slot):
+    `python tools/ab_revision.py scenes/humanoid.yaml scenes/ant.yaml --base HEAD --rounds 11`,
+    Humanoid ×0.990, Ant ×0.993 (2-core Intel Xeon, 2026-12-06). Where the choice's 10% beyond its
+    rounds goes (`tools/ablate.py` choice=cheap 0.94, choice=first 0.84 of base) is not that gather."""
     p = plan_of(m)
     dtype = slots.pos.dtype
     c_ang, c_lin = f.cdof[:, :3], f.cdof[:, 3:]                         # (nv, 3, B)
