@@ -14,12 +14,15 @@
 #      from the first file; each peer's process opens the chip in turn (MuJoCo's C engine runs on
 #      the host's cores) and the ratios are printed as in any `scenec bench --compare`.
 # Defaults: Ant and Humanoid, ours at batch 1024 and 16384, peers at 16384, 40 control steps, 3
-# repeats, peers mujoco,mjx,brax-spring,brax-positional,brax-generalized (fastest to compile first),
+# repeats, peers mujoco,brax-spring,brax-positional,brax-generalized (fastest to compile first),
 # one halving for an unstable peer, each peer stopped after $BENCH_PEER_TIMEOUT s (default 120), the
 # whole script after $BENCH_DEADLINE_S s (default 540). Both JSON files are rewritten after every
-# point and every peer, so a run cut short keeps what it measured. On a TPU v5e MJX (3.17) gave no
-# result within 170 s at 16,384 environments (its compile and first run): raise BENCH_PEER_TIMEOUT
-# to see it. JAX peers run with float32 products at full precision (JAX_DEFAULT_MATMUL_PRECISION=
+# point and every peer, so a run cut short keeps what it measured. MJX is left out by default: on a
+# TPU v5e MJX (3.17) gave no result within 170 s at 16,384 environments (its compile and first run),
+# a third of the deadline; BENCH_COMPARE=mujoco,mjx,... with a larger BENCH_PEER_TIMEOUT adds it. With
+# BENCH_BATCH=16384 one call of 570 s measured our step, Ant's four peers (brax-generalized: no result
+# in 110 s) and Humanoid's MuJoCo C and brax-spring at its own step, not its halving nor positional
+# (tools/results/bench_tpu_peers_unroll.txt; BENCH_OURS_FROM and BENCH_SCENES finish in a second call). JAX peers run with float32 products at full precision (JAX_DEFAULT_MATMUL_PRECISION=
 # highest, compiler/bench_peers.py); our step has none.
 # BENCH_WHEELS: a folder of wheels (scenec's own from `pip wheel --no-deps .`, and lark, trimesh,
 # protobuf, mujoco, mujoco-mjx, brax and what they import) installed with --no-deps into
@@ -42,7 +45,7 @@ BATCH="${BENCH_BATCH:-1024,16384}"
 PEER_BATCH="${BENCH_PEER_BATCH:-16384}"
 STEPS="${BENCH_STEPS:-40}"
 REPEATS="${BENCH_REPEATS:-3}"
-COMPARE="${BENCH_COMPARE:-mujoco,mjx,brax-spring,brax-positional,brax-generalized}"
+COMPARE="${BENCH_COMPARE:-mujoco,brax-spring,brax-positional,brax-generalized}"
 PY="${BENCH_PYTHON:-python3}"
 LOG="$OUT/bench_tpu.log"
 : > "$LOG"
