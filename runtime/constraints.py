@@ -362,7 +362,11 @@ def _slot_jacobians(m: Model, f: Frames, slots: _Slots):
         # (s, nv, B). Summed over x, y, z as a reduction (`reduce`), or as an elementwise chain, which
         # XLA fuses into W = J·M⁻¹ and evaluates again for each of W's nv columns: one chain ran Ant's
         # step ×1.2 slower than the reduction, while two chains (J₂ − J₁) stay apart from W and ran
-        # grasp 2% faster than two reductions.
+        # grasp 2% faster than two reductions. The mask applied to the sum instead of to its three
+        # terms (a third of the mask's products; results alike to float32 rounding) ran Humanoid
+        # ×1.004 and Ant ×0.926 (`python tools/ab_revision.py scenes/humanoid.yaml scenes/ant.yaml
+        # --base HEAD --rounds 11`, 2-core Intel Xeon, 2026-12-06); perhaps the product after the
+        # sum joins W's fusion (not checked).
         r = slots.pos - _body_rows(f.root_com, ref)                      # (s, 3, B)
         rxf = sm.cross(r[:, None], frame)                                # (s, row, 3, B)
         mask = mask[:, None, :, None] if mask.ndim == 2 else mask[:, None]   # (s, 1, nv, 1 or B)
