@@ -88,10 +88,11 @@ def _sweep_unroll(batch: int, n: int) -> int:
 # targets of their own (issue 7), so only the smallest sweeps take it.
 _UNROLLED_UP_TO = 4
 # Solver iterations per turn of the iterations' loop (tools/ablate.py `iterations_unroll=N`; a count
-# of at least `solver_iterations` leaves no loop). One everywhere: `python tools/ablate.py SCENE --batch
-# 1024 --steps 200 --repeats 7 iterations_unroll=2 ...` on a 2-core Intel Xeon ran Humanoid 1.04 (2)
-# and 1.18 (8, no loop) of base's time, Ant 1.01 (2) and 1.09 (4); on a TPU v5e at 16,384 (`--steps
-# 100 --repeats 3`) Humanoid 1.06 (8) and Ant 0.97 (4) (2026-12-06; tools/results/bench_tpu_peers_unroll.txt).
+# of at least `solver_iterations` leaves no loop). One everywhere: `python tools/ablate.py SCENE
+# --batch 1024 --steps 200 --repeats 7 iterations_unroll=2 ...` on a 2-core Intel Xeon ran Humanoid
+# 1.04 (2) and 1.18 (8, no loop) of base's time, Ant 1.01 (2) and 1.09 (4); on a TPU v5e at 16,384
+# (`--steps 100 --repeats 3`) Humanoid 1.06 (8) and Ant 0.97 (4) (2026-12-06;
+# tools/results/bench_tpu_peers_unroll.txt).
 _ITERATIONS_UNROLL = 1
 # Limit rows per fused chain of the row-space sweep (`_limit_system`): a chain fused into one loop is
 # re-evaluated in each of its consumers, so longer chains repeat more work; Ant and Humanoid ran as
@@ -827,7 +828,7 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
 
     with jax.named_scope("iterations"):
         (qd_vec, *lams), _ = jax.lax.scan(sweep, tuple(carry), None, length=m.solver_iterations,
-                                          unroll=min(_ITERATIONS_UNROLL, m.solver_iterations))
+                                          unroll=_ITERATIONS_UNROLL)
     if not ncontact:
         return qd_vec, zero_force
     lam = jnp.stack(lams[0]) if unrolled else lams[0]

@@ -22,8 +22,9 @@
 # a third of the deadline; BENCH_COMPARE=mujoco,mjx,... with a larger BENCH_PEER_TIMEOUT adds it. With
 # BENCH_BATCH=16384 one call of 570 s measured our step, Ant's four peers (brax-generalized: no result
 # in 110 s) and Humanoid's MuJoCo C and brax-spring at its own step, not its halving nor positional
-# (tools/results/bench_tpu_peers_unroll.txt; BENCH_OURS_FROM and BENCH_SCENES finish in a second call). JAX peers run with float32 products at full precision (JAX_DEFAULT_MATMUL_PRECISION=
-# highest, compiler/bench_peers.py); our step has none.
+# (tools/results/bench_tpu_peers_unroll.txt; BENCH_OURS_FROM and BENCH_SCENES finish in a second
+# call). JAX peers run with float32 products at full precision (JAX_DEFAULT_MATMUL_PRECISION=highest,
+# compiler/bench_peers.py); our step has none.
 # BENCH_WHEELS: a folder of wheels (scenec's own from `pip wheel --no-deps .`, and lark, trimesh,
 # protobuf, mujoco, mujoco-mjx, brax and what they import) installed with --no-deps into
 # /tmp/scenec-site, which goes last on PYTHONPATH so that the machine's own jax stays first.
