@@ -1103,6 +1103,9 @@ def heightfield_box(hf: Geom, box: Geom) -> Contact:
 # Kernels written with x, y, z first, which accept trailing batch axes (see plane_sphere).
 BATCHED = frozenset({"plane_sphere", "plane_capsule", "plane_box", "sphere_sphere", "sphere_capsule",
                      "capsule_capsule"})
+# Of those, the kernels that read no more of a collider's rotation than its third column (a plane's
+# normal, a capsule's axis; a sphere's none): the runtime gathers only that column for their pairs.
+Z_AXIS_ONLY = frozenset({"plane_sphere", "plane_capsule", "sphere_sphere", "sphere_capsule", "capsule_capsule"})
 
 KERNELS: dict[str, Callable[[Geom, Geom], Contact]] = {
     "plane_sphere": plane_sphere,

@@ -172,8 +172,10 @@ def _tangents(n):
     return t1, sm.cross(n, t1)
 
 
-def _run_kernel(m: Model, grp, gpos, gmat):
-    """The group's kernel vmapped over its pairs and the batch: Contact fields with the batch last."""
+def _run_kernel(m: Model, grp, gpos, gmat, gz):
+    """The group's kernel vmapped over its pairs and the batch: Contact fields with the batch last.
+    gpos (ngeom, 3, B), the colliders' rotations gmat (ngeom, 3, 3, B) or None when every group's
+    kernel is in collision.Z_AXIS_ONLY, and their third columns gz (ngeom, 3, B)."""
     from . import collision
 
     def geoms(ids):
@@ -187,7 +189,16 @@ def _run_kernel(m: Model, grp, gpos, gmat):
     if grp.kernel in collision.BATCHED:
         # x, y, z first and the pairs and the batch after them, in one call (see collision.BATCHED).
         def batched(ids):
-            return collision.Geom(pos=jnp.moveaxis(sm.take(gpos, ids), 1, 0), mat=jnp.moveaxis(sm.take(gmat, ids), 0, 2),
+            if grp.kernel in collision.Z_AXIS_ONLY:
+                # Only the rotations' third column, gathered (a third of the rotations' bytes). The
+                # other two are NaN, which no result of these kernels reads: XLA folds the slice of
+                # column 2 back to the gathered column, and a kernel that did read one would give NaN.
+                z = jnp.moveaxis(sm.take(gz, ids), 1, 0)                      # (3, npair, B)
+                nan = jnp.full_like(z, jnp.nan)
+                mat = jnp.stack([nan, nan, z], axis=1)
+            else:
+                mat = jnp.moveaxis(sm.take(gmat, ids), 0, 2)
+            return collision.Geom(pos=jnp.moveaxis(sm.take(gpos, ids), 1, 0), mat=mat,
                                   size=sm.take(m.geom_size, ids).T[:, :, None])
 
         con = collision.KERNELS[grp.kernel](batched(ids1), batched(ids2))   # (ncon, npair, ...)
@@ -221,11 +232,15 @@ class _Slots(NamedTuple):
 
 def _candidates(m: Model, f: Frames) -> _Slots:
     """Run every pair group's kernel: one slot per candidate row, groups in model order."""
-    gpos, gmat = geom_poses(m, f)
+    from . import collision
+
+    gpos, gquat = geom_poses(m, f)
+    full = any(g.kernel not in collision.Z_AXIS_ONLY for g in m.pair_groups)
+    gmat, gz = sm.quat_to_mat(gquat) if full else None, sm.quat_z_axis(gquat)
     fields = {k: [] for k in ("dist", "pos", "normal", "active", "pair")}
     pair = 0
     for grp in m.pair_groups:
-        con = _run_kernel(m, grp, gpos, gmat)
+        con = _run_kernel(m, grp, gpos, gmat, gz)
         npair, ncon = len(grp.geom1), grp.ncon
         flat = lambda x: x.reshape((npair * ncon,) + x.shape[2:])        # noqa: E731
         for name in ("dist", "pos", "normal", "active"):

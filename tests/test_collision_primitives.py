@@ -283,3 +283,29 @@ def test_batched_call_matches_the_per_pair_call(name):
 # The batched and per-pair calls run the same float32 operations on the same values; XLA may contract
 # them differently (fused multiply-adds): a few ulps of metre-scale values.
 BATCH_TOL = 2e-6
+
+
+@pytest.mark.parametrize("name", sorted(collision.BATCHED))
+def test_axis_only_kernels_read_only_the_third_column(name):
+    # The runtime gathers only the rotations' third column for the pairs of collision.Z_AXIS_ONLY's
+    # kernels and fills the other two with NaN (constraints._run_kernel): such a kernel's rows must be
+    # the same, bit for bit, with the first two columns NaN, and free of NaN. The control: plane_box,
+    # which reads the box's three axes, is left out of the set and gives NaN rows that way.
+    a, b = (Shape[s.upper()] for s in name.split("_"))
+    pairs, _ = random_pairs(a, b, seed=zlib.crc32(name.encode()) + 3, n=16)
+
+    def batched(geoms, blank):
+        g = K.stack(geoms)                                                        # (npair, ...)
+        mat = np.moveaxis(np.asarray(g.mat), 0, -1).copy()                        # (3, 3, npair)
+        if blank:
+            mat[:, :2] = np.nan
+        return collision.Geom(jnp.asarray(np.asarray(g.pos).T), jnp.asarray(mat), jnp.asarray(np.asarray(g.size).T))
+
+    kernel = jax.jit(collision.KERNELS[name])
+    full, blank = (kernel(batched([p[0] for p in pairs], x), batched([p[1] for p in pairs], x)) for x in (False, True))
+    if name in collision.Z_AXIS_ONLY:
+        for f, x in zip(full, blank):
+            assert not np.isnan(np.asarray(x)).any()
+            np.testing.assert_array_equal(np.asarray(x), np.asarray(f))
+    else:
+        assert np.isnan(np.asarray(blank.pos)).any()
