@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import math as sm
-from .kinematics import Frames, geom_poses
+from .kinematics import Frames, geom_positions_quats
 from .plan import plan_of
 from .types import JointKind, Model
 
@@ -230,13 +230,20 @@ class _Slots(NamedTuple):
     body2: Any
 
 
-def _candidates(m: Model, f: Frames) -> _Slots:
-    """Run every pair group's kernel: one slot per candidate row, groups in model order."""
+def collider_poses(m: Model, f: Frames):
+    """What the pair groups' kernels read of the colliders' poses: world positions gpos (ngeom, 3, B),
+    rotations gmat (ngeom, 3, 3, B) or None when every group's kernel is in collision.Z_AXIS_ONLY, and
+    the rotations' third columns gz (ngeom, 3, B), computed from the quaternions without the rest."""
     from . import collision
 
-    gpos, gquat = geom_poses(m, f)
+    gpos, gquat = geom_positions_quats(m, f)
     full = any(g.kernel not in collision.Z_AXIS_ONLY for g in m.pair_groups)
-    gmat, gz = sm.quat_to_mat(gquat) if full else None, sm.quat_z_axis(gquat)
+    return gpos, sm.quat_to_mat(gquat) if full else None, sm.quat_z_axis(gquat)
+
+
+def _candidates(m: Model, f: Frames) -> _Slots:
+    """Run every pair group's kernel: one slot per candidate row, groups in model order."""
+    gpos, gmat, gz = collider_poses(m, f)
     fields = {k: [] for k in ("dist", "pos", "normal", "active", "pair")}
     pair = 0
     for grp in m.pair_groups:

@@ -249,8 +249,14 @@ def motion_subspaces(m: Model, p, root_com, xanchor, xaxis, jnt_mat):
 
 
 def geom_poses(m: Model, f: Frames):
-    """World position (ngeom, 3, B) and orientation, a unit quaternion (ngeom, 4, B), of every collider
-    (`math.quat_to_mat` gives its rotation)."""
+    """World position (ngeom, 3, B) and rotation (ngeom, 3, 3, B) of every collider."""
+    gpos, gquat = geom_positions_quats(m, f)
+    return gpos, sm.quat_to_mat(gquat)
+
+
+def geom_positions_quats(m: Model, f: Frames):
+    """World position (ngeom, 3, B) and orientation, a unit quaternion (ngeom, 4, B), of every
+    collider."""
     b = np.asarray(m.geom_body_id.array)
     gpos = f.xpos[b] + sm.matvec(f.xmat[b], sm.c(m.geom_pos))
     return gpos, sm.quat_mul(f.xquat[b], sm.c(m.geom_quat))

@@ -89,10 +89,10 @@ def stage_functions(m, q, qd, ctrl, parts: bool = True):
     if m.pair_groups and parts:
         stages["  of it, collide"] = (lambda f: constraints._candidates(m, f), (f,))
         # each pair group's kernel on the colliders' poses (the poses themselves left out)
-        poses = jax.jit(lambda f: kinematics.geom_poses(m, f))(f)
+        poses = jax.jit(lambda f: constraints.collider_poses(m, f))(f)
         for grp in m.pair_groups:
             stages[f"    {grp.kernel} ({len(grp.geom1)})"] = (
-                lambda gpos, gmat, grp=grp: constraints._run_kernel(m, grp, gpos, gmat), poses)
+                lambda *poses, grp=grp: constraints._run_kernel(m, grp, *poses), poses)
         slots = jax.jit(lambda f: constraints._candidates(m, f))(f)
         # each candidate's pair and bodies are numpy in the step (static slots); jit returned arrays
         slots = slots._replace(**{k: np.asarray(getattr(slots, k)) for k in ("pair", "body1", "body2")})
