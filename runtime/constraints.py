@@ -242,7 +242,14 @@ def collider_poses(m: Model, f: Frames):
 
 
 def _candidates(m: Model, f: Frames) -> _Slots:
-    """Run every pair group's kernel: one slot per candidate row, groups in model order."""
+    """Run every pair group's kernel: one slot per candidate row, groups in model order.
+
+    Tried and not kept (`python tools/ab_revision.py scenes/humanoid.yaml scenes/ant.yaml --base HEAD`,
+    2-core Intel Xeon, 2026-12-06): the colliders' positions and axes moved to x, y, z first once and
+    gathered along their second axis (no transpose per group): the collide stage alone 234 → 202 µs
+    per tile of 64 (`python tools/stage_times.py scenes/humanoid.yaml --stage collide`), the step
+    Humanoid ×0.968, Ant ×0.995; this function as the body of a loop that turns once (so that XLA
+    compiles it as one kernel under the raised small-loop threshold, fewer thunks): Humanoid ×0.961."""
     gpos, gmat, gz = collider_poses(m, f)
     fields = {k: [] for k in ("dist", "pos", "normal", "active", "pair")}
     pair = 0
@@ -389,7 +396,10 @@ def _slot_jacobians(m: Model, f: Frames, slots: _Slots):
         # terms (a third of the mask's products; results alike to float32 rounding) ran Humanoid
         # ×1.004 and Ant ×0.926 (`python tools/ab_revision.py scenes/humanoid.yaml scenes/ant.yaml
         # --base HEAD --rounds 11`, 2-core Intel Xeon, 2026-12-06); perhaps the product after the
-        # sum joins W's fusion (not checked).
+        # sum joins W's fusion (not checked). The chain kept apart from W by an optimization barrier:
+        # the Jacobians alone 146 → 30 µs per tile of 64 (`python tools/stage_times.py
+        # scenes/humanoid.yaml --stage jacobians`), but the step Humanoid ×0.998 and Ant ×0.742
+        # (same A/B): timed alone, the reduction is not what it costs inside the step (why, not checked).
         r = slots.pos - _body_rows(f.root_com, ref)                      # (s, 3, B)
         rxf = sm.cross(r[:, None], frame)                                # (s, row, 3, B)
         mask = mask[:, None, :, None] if mask.ndim == 2 else mask[:, None]   # (s, 1, nv, 1 or B)
