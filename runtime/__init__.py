@@ -47,7 +47,11 @@ Tried for compile time and not set (2-core AMD EPYC, `python tools/bench_flags.p
 scenes/ant.yaml --pairs 2`, 2026-12-06): `xla_cpu_disable_loop_unrolling` (a backend extra option) cut
 the rollout's XLA compile by 15–25% and ran the step ×0.42 (Humanoid) and ×0.49 (Ant);
 `xla_cpu_disable_slp_vectorizer` and `--xla_cpu_parallel_codegen_split_count=2` left compile time
-where it was (the rounds' spread, ±15%, was larger than any change). Also not set: XLA's CPU fast
+where it was (the rounds' spread, ±15%, was larger than any change). `--xla_backend_optimization_level`
+2 and 1 (LLVM's, 3 by default; 2-core Intel Xeon, `python tools/bench_flags.py scenes/ant.yaml
+scenes/humanoid.yaml --pairs 2 --flags= --flags=--xla_backend_optimization_level=2 ...`, 2026-12-06):
+the rollout's XLA compile 3.5–3.8 → 3.0–3.4 s (Ant) and 5.2–5.5 → 3.9–4.4 s (Humanoid), and the step
+ran ×0.39–0.45 as fast. Also not set: XLA's CPU fast
 math with NaNs, infinities, division and functions honoured (`--xla_cpu_enable_fast_math=true` and
 the four `--xla_cpu_fast_math_honor_*=true`: reassociation alone, which changes the step's rounding):
 Humanoid ×1.01 and Ant ×1.02 (rounds 0.99–1.04, 2-core Intel Xeon, 2026-12-06), no more than noise.
