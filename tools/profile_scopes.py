@@ -18,6 +18,12 @@ busy workers per control step where the unprofiled run takes about 46 ms. The to
 threshold is set; `SCENEC_SMALL_LOOPS=0 python tools/profile_scopes.py ...` gives the thunk picture
 (each loop body a sequence of thunks), which is what these shares describe.
 
+`--thunks SCOPE` lists after the table the longest thunks of the scopes whose key starts with SCOPE
+(e.g. `constraints/collide`), each with its time and count per control step and the shape it writes:
+which fusions of a stage take its time (Humanoid's collide, 2026-12-06: the gathers of the colliders'
+3×3 rotations for each pair group were a quarter of it, before the step gathered only their third
+column).
+
 Read the shares with tools/ablate.py beside them: a thunk profile charges loop control and the
 profiler's own cost per thunk to the thunks themselves, so work made of many small thunks (the
 solver's iterations) looks larger here than what switching it off saves.
@@ -74,6 +80,7 @@ def main(argv=None) -> int:
     parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--steps", type=int, default=5, help="control steps per profiled call")
     parser.add_argument("--calls", type=int, default=3, help="profiled calls")
+    parser.add_argument("--thunks", metavar="SCOPE", help="list the longest thunks of the scopes starting so")
     args = parser.parse_args(argv)
 
     import jax
@@ -88,14 +95,7 @@ def main(argv=None) -> int:
               "thunk picture", file=sys.stderr)
     model = api.compile(args.scene, measure_jit=False).model
     compiled = rollout_fn(model, args.batch, args.steps).lower(jax.random.PRNGKey(0)).compile()
-    hlo = compiled.as_text()
-    op_name, loops = {}, set()
-    for line in hlo.splitlines():
-        m = re.match(r"\s*(?:ROOT )?%?([\w.\-]+) = .*? ([\w-]+)\(.*?op_name=\"([^\"]*)\"", line)
-        if m:
-            op_name[m.group(1)] = m.group(3)
-            if m.group(2) in ("while", "conditional"):
-                loops.add(m.group(1))
+    op_name, shape, loops = instructions(compiled.as_text())
     jax.block_until_ready(compiled(jax.random.PRNGKey(0)))           # warm up outside the profile
     with tempfile.TemporaryDirectory() as d:
         with jax.profiler.trace(d):
@@ -107,6 +107,7 @@ def main(argv=None) -> int:
             return 1
         events = json.load(gzip.open(files[0]))["traceEvents"]
     time, count = collections.Counter(), collections.Counter()
+    thunk_time, thunk_count = collections.Counter(), collections.Counter()
     for e in events:
         name = e.get("name", "")
         if e.get("ph") != "X" or name not in op_name or name in loops:   # a loop's or cond's time is its body's
@@ -114,6 +115,9 @@ def main(argv=None) -> int:
         key = scope_of(op_name[name])
         time[key] += e["dur"]
         count[key] += 1
+        if args.thunks and key.startswith(args.thunks):
+            thunk_time[name] += e["dur"]
+            thunk_count[name] += 1
     total = sum(time.values())
     per_step = args.calls * args.steps
     print(f"{args.scene}: batch {args.batch}, {per_step} control steps profiled; thunk time per control step "
@@ -135,7 +139,25 @@ def main(argv=None) -> int:
                    for evs in by_thread.values())
         print(f"  (XLA's worker threads: busy {busy / per_step / 1000:.1f} ms per control step, "
               f"{100 * leaf / busy:.0f}% of it in the thunks above, the rest between them)")
+    if args.thunks:
+        print(f"the longest thunks of {args.thunks!r}: {sum(thunk_time.values()) / per_step / 1000:.2f} ms and "
+              f"{sum(thunk_count.values()) / per_step:,.0f} thunks per control step (ms and count per control step)")
+        for name, t in thunk_time.most_common(20):
+            print(f"  {t / per_step / 1000:7.3f} ms {thunk_count[name] / per_step:6.0f}  {name:36s} {shape[name]}")
     return 0
+
+
+def instructions(hlo_text: str):
+    """From an optimised HLO module's text: each instruction's op_name (the jax scope path it came
+    from) and result shape, by instruction name, and the names of its loops and conditionals."""
+    op_name, shape, loops = {}, {}, set()
+    for line in hlo_text.splitlines():
+        m = re.match(r"\s*(?:ROOT )?%?([\w.\-]+) = (.*?) ([\w-]+)\(.*?op_name=\"([^\"]*)\"", line)
+        if m:
+            op_name[m.group(1)], shape[m.group(1)] = m.group(4), m.group(2)
+            if m.group(3) in ("while", "conditional"):
+                loops.add(m.group(1))
+    return op_name, shape, loops
 
 
 if __name__ == "__main__":
