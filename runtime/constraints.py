@@ -233,14 +233,12 @@ class _Slots(NamedTuple):
 def collider_poses(m: Model, f: Frames):
     """What the pair groups' kernels read of the colliders' poses: world positions gpos (ngeom, 3, B),
     rotations gmat (ngeom, 3, 3, B) or None when every group's kernel is in collision.Z_AXIS_ONLY, and
-    the rotations' third columns gz (ngeom, 3, B) (XLA computes only that column when the rest is not
-    returned)."""
+    the rotations' third columns gz (ngeom, 3, B), computed from the quaternions without the rest."""
     from . import collision
 
     gpos, gquat = geom_positions_quats(m, f)
-    gmat = sm.quat_to_mat(gquat)
     full = any(g.kernel not in collision.Z_AXIS_ONLY for g in m.pair_groups)
-    return gpos, gmat if full else None, gmat[:, :, 2]
+    return gpos, sm.quat_to_mat(gquat) if full else None, sm.quat_z_axis(gquat)
 
 
 def _candidates(m: Model, f: Frames) -> _Slots:

@@ -219,6 +219,12 @@ def quat_to_mat(q):
     return jnp.stack(rows, axis=-3)
 
 
+def quat_z_axis(q):
+    """The third column of `quat_to_mat(q)` (the rotated z axis) alone."""
+    w, x, y, z = (part(q, i) for i in range(4))
+    return join(2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y))
+
+
 def axis_angle_quat(axis, angle):
     """Quaternion of a rotation by `angle` (…, B) about unit `axis` (…, 3, B or 1)."""
     half = 0.5 * angle
