@@ -213,14 +213,15 @@ def quat_to_mat(q):
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
     wx, wy, wz = w * x, w * y, w * z
-    rows = [join(1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)),
-            join(2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)),
-            join(2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy))]
-    return jnp.stack(rows, axis=-3)
+    columns = [join(1 - 2 * (yy + zz), 2 * (xy + wz), 2 * (xz - wy)),
+               join(2 * (xy - wz), 1 - 2 * (xx + zz), 2 * (yz + wx)),
+               quat_z_axis(q)]
+    return jnp.stack(columns, axis=-2)
 
 
 def quat_z_axis(q):
-    """The third column of `quat_to_mat(q)` (the rotated z axis) alone."""
+    """The third column of `quat_to_mat(q)` (the rotated z axis) alone: where nothing else of the
+    rotation is needed, XLA then computes only this column (collide's `constraints.collider_poses`)."""
     w, x, y, z = (part(q, i) for i in range(4))
     return join(2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y))
 
