@@ -251,19 +251,23 @@ def _candidates(m: Model, f: Frames) -> _Slots:
     Humanoid ×0.968, Ant ×0.995; this function as the body of a loop that turns once (so that XLA
     compiles it as one kernel under the raised small-loop threshold, fewer thunks): Humanoid ×0.961."""
     gpos, gmat, gz = collider_poses(m, f)
-    fields = {k: [] for k in ("dist", "pos", "normal", "active", "pair")}
-    pair = 0
+    fields = {k: [] for k in ("dist", "pos", "normal", "active")}
     for grp in m.pair_groups:
         con = _run_kernel(m, grp, gpos, gmat, gz)
         npair, ncon = len(grp.geom1), grp.ncon
         flat = lambda x: x.reshape((npair * ncon,) + x.shape[2:])        # noqa: E731
         for name in ("dist", "pos", "normal", "active"):
             fields[name].append(flat(getattr(con, name)))
-        fields["pair"].append(np.repeat(np.arange(pair, pair + npair), ncon))
-        pair += npair
-    slot_pair = np.concatenate(fields["pair"])
+    slot_pair = _candidate_pairs(m)
     return _Slots(*(jnp.concatenate(fields[k]) for k in ("dist", "pos", "normal", "active")),
                   slot_pair, *(b[slot_pair] for b in _pair_bodies(m)))
+
+
+def _candidate_pairs(m: Model) -> np.ndarray:
+    """Each candidate row's pair (index into m.pair_*, pairs numbered in group order), rows in
+    `_candidates`' order: a group's pairs one after the other, each with its kernel's ncon rows."""
+    ncon = [np.full(len(g.geom1), g.ncon, int) for g in m.pair_groups]
+    return np.repeat(np.arange(sum(map(len, ncon))), np.concatenate([np.zeros(0, int)] + ncon))
 
 
 def _pair_bodies(m: Model):
@@ -776,9 +780,8 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
     compile time), and none when no pair can."""
     dtype = q.dtype
     batch = q.shape[-1]
-    zero_force = jnp.zeros((m.nbody, 3, batch), dtype)
     if not has_constraints(m) or m.nv == 0:
-        return qd_free, zero_force
+        return qd_free, no_impulses(m, qd_free)
     bias_of = lambda tc, dr, C: _bias(tc, dr, C, h)                     # noqa: E731
     elliptic = m.cone == "elliptic"
     carry = [qd_free]
@@ -792,8 +795,7 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         if 0 < m.contact_budget < len(slots.pair):
             with jax.named_scope("select"):
                 slots = _closest(slots, m.contact_budget)
-        if len(slots.pair) > _UNROLLED_UP_TO:
-            slots = _pad_slots(slots, _padded(len(slots.pair), _sweep_unroll(batch, len(slots.pair))))
+        slots = _pad_slots(slots, contact_slots(m, batch))
         with jax.named_scope("jacobians"):
             Jc, frames = _slot_jacobians(m, f, slots)                   # (nc, 3, nv, B), (nc, 3, 3, B)
         ncontact = Jc.shape[0]
@@ -864,7 +866,7 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         (qd_vec, *lams), _ = jax.lax.scan(sweep, tuple(carry), None, length=m.solver_iterations,
                                           unroll=_ITERATIONS_UNROLL)
     if not ncontact:
-        return qd_vec, zero_force
+        return qd_vec, no_impulses(m, qd_free)
     lam = jnp.stack(lams[0]) if unrolled else lams[0]
 
     # Restitution: contacts of bouncing pairs that hit faster than the threshold and carry a normal
@@ -891,16 +893,66 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
         qd_vec, lam_n = jax.lax.scan(restitution, qd_vec, (Jn, Wn, mc[idx, 0], lam_n, bounce, e, v_before))
         lam = lam.at[idx, 0].set(lam_n)
 
-    # Each contact's impulse in the world frame, summed onto its two bodies.
+    # Each contact's impulse in the world frame, as a force on its second body.
     world = jnp.sum(lam[:, :, None] * frames, axis=1) / h               # (ncontact, 3, B) on body2
-    return qd_vec, _forces_on_bodies(m, world, slots.body1, slots.body2)
+    if isinstance(slots.body1, np.ndarray):
+        return qd_vec, ContactForces(world, None, None)
+    return qd_vec, ContactForces(world, slots.body1.astype(jnp.int32), slots.body2.astype(jnp.int32))
 
 
-def _forces_on_bodies(m: Model, world, body1, body2):
+class ContactForces(NamedTuple):
+    """Each contact slot's force (s, 3, B), world frame, on its second body (its opposite on the
+    first), and the slots' bodies (s, B) where a contact budget chooses them per environment (None
+    where every candidate row has its own slot: `contact_slots` and `body_forces` know them). The
+    substep loop carries these and sums them onto the bodies once, after its last turn
+    (`body_forces`), rather than in every substep."""
+
+    world: jax.Array
+    body1: Any
+    body2: Any
+
+
+def _candidate_rows(m: Model) -> int:
+    return sum(len(g.geom1) * g.ncon for g in m.pair_groups)
+
+
+def _chosen(m: Model) -> bool:
+    """Whether a contact budget chooses each environment's slots among more candidate rows."""
+    return 0 < m.contact_budget < _candidate_rows(m)
+
+
+def contact_slots(m: Model, batch: int) -> int:
+    """The contact slots `solve_velocity` solves for a tile of `batch` environments: every candidate
+    row, or the contact budget; past _UNROLLED_UP_TO, padded to the sweep's unroll (`_padded`)."""
+    if not m.pair_groups or m.nv == 0:
+        return 0
+    k = m.contact_budget if _chosen(m) else _candidate_rows(m)
+    return _padded(k, _sweep_unroll(batch, k)) if k > _UNROLLED_UP_TO else k
+
+
+def no_impulses(m: Model, like) -> ContactForces:
+    """ContactForces of no contact (zeros) in `contact_slots` slots, for the batch of `like` (…, B)."""
+    batch = like.shape[-1]
+    s = contact_slots(m, batch)
+    world = sm.zeros_like_batch((s, 3, batch), like)
+    if not _chosen(m):
+        return ContactForces(world, None, None)
+    body = sm.zeros_like_batch((s, batch), like).astype(jnp.int32)
+    return ContactForces(world, body, body)
+
+
+def body_forces(m: Model, c: ContactForces):
     """(nbody, 3, B): + each slot's force on its second body, − on its first. Static slots: sums by
     static index (math.place_rows); slots chosen per environment: a 0/±1 weight per body and slot."""
-    if isinstance(body1, np.ndarray):
+    world = c.world
+    if world.shape[0] == 0:
+        return sm.zeros_like_batch((m.nbody,) + world.shape[1:], world)
+    if c.body1 is None:
+        pair = _candidate_pairs(m)
+        pair = np.concatenate([pair, np.repeat(pair[:1], world.shape[0] - len(pair))])   # _pad_slots' fill
+        body1, body2 = (b[pair] for b in _pair_bodies(m))
         return sm.place_rows(world, body2, m.nbody) - sm.place_rows(world, body1, m.nbody)
+    body1, body2 = c.body1, c.body2
     bodies = np.arange(m.nbody)[:, None, None]
     weight = ((body2[None] == bodies).astype(world.dtype) - (body1[None] == bodies).astype(world.dtype))
     return jnp.sum(weight[:, :, None, :] * world[None], axis=1)        # (nbody, s, 1, B)·(1, s, 3, B)

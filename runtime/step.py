@@ -223,40 +223,43 @@ def _advance(m: Model, q0, qd0, ctrl):
             f, minv, qacc = smooth(q, qd, h, f)
             qd_free = qd + h * qacc
         with jax.named_scope("constraints"):
-            qd_new, cforce = constraints.solve_velocity(m, f, minv, q, qd, qd_free, h)
+            qd_new, contact = constraints.solve_velocity(m, f, minv, q, qd, qd_free, h)
         with jax.named_scope("integration"):
             if m.integrator == "rk4":  # the constraint's velocity change moves q to first order
                 q_new = integrate_positions(m, q_free, qd_new - qd_free, h)
             else:
                 q_new = integrate_positions(m, q, qd_new, h)
-        return q_new, qd_new, cforce
+        return q_new, qd_new, contact
 
-    cforce0 = sm.zeros_like_batch((m.nbody, 3, batch), q0)
+    # The loop carries each contact slot's force (constraints.ContactForces) and sums them onto the
+    # bodies once, after its last turn, not in every substep.
+    contact0 = constraints.no_impulses(m, q0)
     if outputs_in_loop():
         # substeps + 1 turns of one loop: each computes the frames at its q, and all but the last go
         # on to the rest of the substep; the last turn's frames are the outputs.
         def turn(carry, i):
-            q, qd, cforce, _, _ = carry
+            q, qd, contact, _, _ = carry
             q = keep_out_of_small_loops(q)
             f = frames(q)
-            q, qd, cforce = jax.lax.cond(i < m.substeps, lambda c: substep(*c[:2], f), lambda c: c,
-                                         (q, qd, cforce))
-            return (q, qd, cforce, f.xpos, f.xquat), None
+            q, qd, contact = jax.lax.cond(i < m.substeps, lambda c: substep(*c[:2], f), lambda c: c,
+                                          (q, qd, contact))
+            return (q, qd, contact, f.xpos, f.xquat), None
 
         poses0 = (sm.zeros_like_batch((m.nbody, 3, batch), q0), sm.zeros_like_batch((m.nbody, 4, batch), q0))
-        (q, qd, cforce, xpos, xquat), _ = jax.lax.scan(turn, (q0, qd0, cforce0) + poses0,
-                                                       jnp.arange(m.substeps + 1))
-        return q, qd, cforce, xpos, xquat
+        (q, qd, contact, xpos, xquat), _ = jax.lax.scan(turn, (q0, qd0, contact0) + poses0,
+                                                        jnp.arange(m.substeps + 1))
+        with jax.named_scope("outputs"):
+            return q, qd, constraints.body_forces(m, contact), xpos, xquat
 
     def turn(carry, _):
         q, qd, _ = carry
         q = keep_out_of_small_loops(q)
         return substep(q, qd, frames(q)), None
 
-    (q, qd, cforce), _ = jax.lax.scan(turn, (q0, qd0, cforce0), None, length=m.substeps)
+    (q, qd, contact), _ = jax.lax.scan(turn, (q0, qd0, contact0), None, length=m.substeps)
     with jax.named_scope("outputs"):
         xpos, xquat = kinematics.body_poses(m, q)
-    return q, qd, cforce, xpos, xquat
+        return q, qd, constraints.body_forces(m, contact), xpos, xquat
 
 
 # On a CPU the step's output poses (the body frames at the last q) come from one more turn of the
