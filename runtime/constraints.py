@@ -901,9 +901,12 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
 
     # Each contact's impulse in the world frame, as a force on its second body.
     world = jnp.sum(lam[:, :, None] * frames, axis=1) / h               # (ncontact, 3, B) on body2
-    if isinstance(slots.body1, np.ndarray):
+    if not _chosen(m):
         return qd_vec, ContactForces(world, None, None)
-    return qd_vec, ContactForces(world, slots.body1.astype(jnp.int32), slots.body2.astype(jnp.int32))
+    # Per environment (s, B); static where a tool's edit fixes the choice (tools/ablate.py choice=first).
+    per_env = lambda b: (sm.zeros_like_batch((len(b), batch), world).astype(jnp.int32)   # noqa: E731
+                         + jnp.asarray(b, jnp.int32)[:, None]) if isinstance(b, np.ndarray) else b.astype(jnp.int32)
+    return qd_vec, ContactForces(world, per_env(slots.body1), per_env(slots.body2))
 
 
 class ContactForces(NamedTuple):
