@@ -48,6 +48,19 @@ def test_module_size_counts_instructions_and_fusions():
     assert _tool().module_size(text) == {"instructions": 4, "fusions": 1}
 
 
+def test_scope_sizes_count_instructions_by_the_stage_they_came_from():
+    # Three instructions with a jax scope (two of the kinematics, one of the constraints' collide), one
+    # without (a parameter XLA made): counted by profile_scopes' stage keys, largest first.
+    meta = 'metadata={{op_name="jit(step)/shard_map/while/body/{}"}}'
+    text = ("ENTRY %main (x: f32[4]) -> f32[4] {\n  %x = f32[4]{0} parameter(0)\n"
+            f"  %a = f32[4]{{0}} multiply(%x, %x), {meta.format('constraints/collide/mul')}\n"
+            f"  %b = f32[4]{{0}} add(%a, %x), {meta.format('kinematics/add')}\n"
+            f"  ROOT %c = f32[4]{{0}} sine(%b), {meta.format('kinematics/sin')}\n}}\n")
+    sizes = _tool().scope_sizes(text)
+    assert sizes == {"kinematics": 2, "constraints/collide": 1}
+    assert list(sizes) == ["kinematics", "constraints/collide"]
+
+
 @pytest.mark.slow   # a real compile under the profiler, with the slow checks
 def test_this_jaxlib_writes_the_spans_the_tool_reads():
     # A real compile of the pendulum's step: the compile and codegen spans must be found under these
@@ -56,3 +69,4 @@ def test_this_jaxlib_writes_the_spans_the_tool_reads():
     assert {"compile", "LLVM codegen", "rest"} <= set(r["phases"])
     assert 0 < r["phases"]["LLVM codegen"] <= r["phases"]["compile"] <= r["compile_wall_s"]
     assert r["codegen_tasks"] >= 1 and r["instructions"] > 0
+    assert sum(r["by_scope"].values()) <= r["instructions"] and r["by_scope"].get("kinematics", 0) > 0
