@@ -171,7 +171,8 @@ def _walk_steps(m: Model, p, q, with_joints: bool):
         # largest task, this loop, 0.40 → 0.32 s, XLA 1.96–2.07 → 1.93–1.96 s). Run speed, results
         # bit-identical (`python tools/ab_revision.py scenes/humanoid.yaml scenes/ant.yaml --base HEAD
         # --rounds 11`, 2-core Intel Xeon, 2026-12-07): Humanoid ×1.013, Ant ×1.024 (rounds
-        # 0.96–1.13). The same barrier on the slot's q values or on its results changed nothing.
+        # 0.96–1.13); TPU v5e at 16,384 (5 rounds): ×1.000 and ×1.002. The same barrier on the
+        # slot's q values or on its results changed nothing.
         ps, qs = jax.lax.optimization_barrier((ps, qs))
         qv = jnp.stack([jax.lax.dynamic_slice_in_dim(qpad, x["qadr"][w], 7, allow_negative_indices=False)
                         for w in range(width)])
