@@ -20,8 +20,8 @@ write is left out):
 - `rest`: the compile's wall time outside those (thunk emission, module splitting, checks).
 Then the optimised module's size: HLO instructions and fusions (the figures codegen grows with), and
 its instructions by stage of the step (those that carry a jax scope; keyed as
-`tools/profile_scopes.py` keys its stages; Ant at batch 1024: kinematics 1,090 of 4,703, the solver's
-iterations 850, the loops, tiles and device split 637, collide 383).
+`tools/profile_scopes.py` keys its stages; Ant at batch 1024: the solver's iterations 850 of 4,416,
+kinematics 803, the loops, tiles and device split 639, collide 383).
 
 The profiler costs a little itself; read the phases as shares of the compile, with
 `tools/bench_flags.py` for compile times without it. `--gspmd` sets `jax_use_shardy_partitioner` off in
