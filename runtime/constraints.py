@@ -251,23 +251,19 @@ def _candidates(m: Model, f: Frames) -> _Slots:
     Humanoid ×0.968, Ant ×0.995; this function as the body of a loop that turns once (so that XLA
     compiles it as one kernel under the raised small-loop threshold, fewer thunks): Humanoid ×0.961."""
     gpos, gmat, gz = collider_poses(m, f)
-    fields = {k: [] for k in ("dist", "pos", "normal", "active")}
+    fields = {k: [] for k in ("dist", "pos", "normal", "active", "pair")}
+    pair = 0
     for grp in m.pair_groups:
         con = _run_kernel(m, grp, gpos, gmat, gz)
         npair, ncon = len(grp.geom1), grp.ncon
         flat = lambda x: x.reshape((npair * ncon,) + x.shape[2:])        # noqa: E731
         for name in ("dist", "pos", "normal", "active"):
             fields[name].append(flat(getattr(con, name)))
-    slot_pair = _candidate_pairs(m)
+        fields["pair"].append(np.repeat(np.arange(pair, pair + npair), ncon))
+        pair += npair
+    slot_pair = np.concatenate(fields["pair"])
     return _Slots(*(jnp.concatenate(fields[k]) for k in ("dist", "pos", "normal", "active")),
                   slot_pair, *(b[slot_pair] for b in _pair_bodies(m)))
-
-
-def _candidate_pairs(m: Model) -> np.ndarray:
-    """Each candidate row's pair (index into m.pair_*, pairs numbered in group order), rows in
-    `_candidates`' order: a group's pairs one after the other, each with its kernel's ncon rows."""
-    ncon = [np.full(len(g.geom1), g.ncon, int) for g in m.pair_groups]
-    return np.repeat(np.arange(sum(map(len, ncon))), np.concatenate([np.zeros(0, int)] + ncon))
 
 
 def _pair_bodies(m: Model):
@@ -901,9 +897,7 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
 
     # Each contact's impulse in the world frame, as a force on its second body.
     world = jnp.sum(lam[:, :, None] * frames, axis=1) / h               # (ncontact, 3, B) on body2
-    if not _chosen(m):
-        return qd_vec, ContactForces(world, None, None)
-    # Per environment (s, B); static where a tool's edit fixes the choice (tools/ablate.py choice=first).
+    # The slots' bodies per environment (s, B), broadcast where they are static.
     per_env = lambda b: (sm.zeros_like_batch((len(b), batch), world).astype(jnp.int32)   # noqa: E731
                          + jnp.asarray(b, jnp.int32)[:, None]) if isinstance(b, np.ndarray) else b.astype(jnp.int32)
     return qd_vec, ContactForces(world, per_env(slots.body1), per_env(slots.body2))
@@ -911,27 +905,21 @@ def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
 
 class ContactForces(NamedTuple):
     """Each contact slot's force (s, 3, B), world frame, on its second body (its opposite on the
-    first), and the slots' bodies (s, B) where a contact budget chooses them per environment (None
-    where every candidate row has its own slot: `contact_slots` and `body_forces` know them). The
-    substep loop carries these and sums them onto the bodies once, after its last turn
-    (`body_forces`), rather than in every substep: against the sums in every substep (`python
+    first), and the slots' first and second bodies (s, B) in each environment (static slots'
+    broadcast). The substep loop carries these and sums them onto the bodies once, after its last
+    turn (`body_forces`), rather than in every substep: against the sums in every substep (`python
     tools/ab_revision.py scenes/humanoid.yaml scenes/ant.yaml --base 01da1e7`, results bit-identical),
     2-core Intel Xeon, batch 1024, 15 rounds: Ant ×1.021 (rounds 1.006–1.081), Humanoid ×1.002; TPU
     v5e, batch 16,384, 5 rounds: Ant ×1.017, Humanoid ×0.990 (rounds within 0.001; carrying the
     slots' pairs instead of their two bodies: ×1.018 and ×0.988)."""
 
     world: jax.Array
-    body1: Any
-    body2: Any
+    body1: jax.Array
+    body2: jax.Array
 
 
 def _candidate_rows(m: Model) -> int:
     return sum(len(g.geom1) * g.ncon for g in m.pair_groups)
-
-
-def _chosen(m: Model) -> bool:
-    """Whether a contact budget chooses each environment's slots among more candidate rows."""
-    return 0 < m.contact_budget < _candidate_rows(m)
 
 
 def contact_slots(m: Model, batch: int) -> int:
@@ -939,7 +927,8 @@ def contact_slots(m: Model, batch: int) -> int:
     row, or the contact budget; past _UNROLLED_UP_TO, padded to the sweep's unroll (`_padded`)."""
     if not m.pair_groups or m.nv == 0:
         return 0
-    k = m.contact_budget if _chosen(m) else _candidate_rows(m)
+    n = _candidate_rows(m)
+    k = m.contact_budget if 0 < m.contact_budget < n else n
     return _padded(k, _sweep_unroll(batch, k)) if k > _UNROLLED_UP_TO else k
 
 
@@ -947,27 +936,16 @@ def no_impulses(m: Model, like) -> ContactForces:
     """ContactForces of no contact (zeros) in `contact_slots` slots, for the batch of `like` (…, B)."""
     batch = like.shape[-1]
     s = contact_slots(m, batch)
-    world = sm.zeros_like_batch((s, 3, batch), like)
-    if not _chosen(m):
-        return ContactForces(world, None, None)
     body = sm.zeros_like_batch((s, batch), like).astype(jnp.int32)
-    return ContactForces(world, body, body)
+    return ContactForces(sm.zeros_like_batch((s, 3, batch), like), body, body)
 
 
 def body_forces(m: Model, c: ContactForces):
-    """(nbody, 3, B): + each slot's force on its second body, − on its first. Static slots: sums by
-    static index (math.place_rows); slots chosen per environment: a 0/±1 weight per body and slot."""
+    """(nbody, 3, B): + each slot's force on its second body, − on its first, by a 0/±1 weight per
+    body and slot (once per step, after the substep loop)."""
     world = c.world
-    if world.shape[0] == 0:
-        return sm.zeros_like_batch((m.nbody,) + world.shape[1:], world)
-    if c.body1 is None:
-        pair = _candidate_pairs(m)
-        pair = np.concatenate([pair, np.repeat(pair[:1], world.shape[0] - len(pair))])   # _pad_slots' fill
-        body1, body2 = (b[pair] for b in _pair_bodies(m))
-        return sm.place_rows(world, body2, m.nbody) - sm.place_rows(world, body1, m.nbody)
-    body1, body2 = c.body1, c.body2
     bodies = np.arange(m.nbody)[:, None, None]
-    weight = ((body2[None] == bodies).astype(world.dtype) - (body1[None] == bodies).astype(world.dtype))
+    weight = ((c.body2[None] == bodies).astype(world.dtype) - (c.body1[None] == bodies).astype(world.dtype))
     return jnp.sum(weight[:, :, None, :] * world[None], axis=1)        # (nbody, s, 1, B)·(1, s, 3, B)
 
 

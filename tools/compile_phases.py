@@ -32,6 +32,7 @@ test: the figures depend on the machine.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import pathlib
@@ -78,11 +79,7 @@ def scope_sizes(hlo_text: str) -> dict:
     """{stage: instructions} of an optimised HLO module's text, for the instructions that name the jax
     scope they came from (op_name), keyed as tools/profile_scopes.py keys its stages, largest first:
     which stage's code XLA compiles most of."""
-    counts: dict = {}
-    for name in instructions(hlo_text)[0].values():
-        key = scope_of(name)
-        counts[key] = counts.get(key, 0) + 1
-    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+    return dict(collections.Counter(scope_of(name) for name in instructions(hlo_text)[0].values()).most_common())
 
 
 def codegen_tasks(events) -> list:
@@ -132,9 +129,10 @@ def measure(scene: str, batch: int, steps: int, rollout: bool) -> dict:
         with gzip.open(traces[0], "rt") as f:
             events = json.load(f)["traceEvents"]
     tasks = codegen_tasks(events)
+    text = compiled.as_text()
     return {"trace_lower_s": lower_s, "compile_wall_s": compile_s, "phases": phase_seconds(events),
             "codegen_tasks": len(tasks), "largest_task_s": tasks[0] if tasks else 0.0,
-            "tasks_s": sum(tasks), **module_size(compiled.as_text()), "by_scope": scope_sizes(compiled.as_text())}
+            "tasks_s": sum(tasks), **module_size(text), "by_scope": scope_sizes(text)}
 
 
 def _child(scene: str, args) -> dict:
