@@ -3,7 +3,10 @@
 Importing this package sets XLA flags for the CPU backend, unless the user has already chosen them or
 set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 1024 on 2 cores):
 - `--xla_cpu_use_fusion_emitters=false`: XLA's newer CPU fusion emitters compile scenec's step 2×
-  slower and run it 1.6× slower (XLA compile 16.9 s → 7.4 s, 12.5k → 20.2k physics steps/s);
+  slower and run it 1.6× slower (XLA compile 16.9 s → 7.4 s, 12.5k → 20.2k physics steps/s); again
+  with jaxlib 0.10.2 and today's step (2-core Intel Xeon, 2026-12-07, `python tools/bench_flags.py
+  scenes/ant.yaml --pairs 2 --flags= --flags=--xla_cpu_use_fusion_emitters=true`): the rollout's XLA
+  compile 3.15–3.17 s without them, 4.61–4.78 s with them, run speed ×0.99 (rounds 0.92 and 1.06);
 - `--xla_cpu_experimental_ynn_fusion_type=` (empty: no YNNPACK fusions; jaxlib 0.10 and later): the
   reductions and small products it takes over run 1.2–1.6× slower than XLA's own loops here, with
   the batch as the fastest-varying axis;

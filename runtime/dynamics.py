@@ -325,6 +325,20 @@ def _inverse_unroll_from() -> int:
 #   drops it and appends the next unit column), one multiply-subtract per entry: 92–97 µs against
 #   56–88 µs for this elimination (23 dofs, tiles of 64, one process, 2026-12-06); a window sliding
 #   along the whole [M | I] by dynamic slices: 288 µs against 54 µs.
+# - blocked: b pivots per pass, one rank-b update of the whole matrix ([P R; C S] → [P⁻¹ P⁻¹R;
+#   −CP⁻¹ S − CP⁻¹R], P the b × b pivot block inverted by an unrolled elimination, n padded to a
+#   multiple of b with unit rows), so the matrix is read and written n/b times instead of n. Alone,
+#   in a jitted loop, one core (2-core Intel Xeon, 2026-12-07; the same results to float32 rounding):
+#   23 dofs at a tile of 64, 126–132 µs for this elimination against 146–155 µs with b = 2 and
+#   134–162 µs with b = 4 (a scan over blocks); 14 dofs at 128, 79–84 µs against 73–89 µs (b = 2) and
+#   97–271 µs (b = 4); the blocks unrolled with static slices, 2–5× slower. One rank-4 pass cost about
+#   twice a rank-1 pass (each entry's four products read four broadcast operands), and each block
+#   added its own kernels (the pivot block's inverse, the scaled rows, the columns).
+# - an optimization barrier after every step, with more steps per iteration: Humanoid's step took
+#   1.16 (one step), 1.49 (4), 1.70 (8) and 1.93 (23, no loop) of its time with two (`python
+#   tools/ablate.py scenes/humanoid.yaml inverse_unroll=N`, batch 1024), as without the barrier
+#   (1.13, 1.48, 1.68); each step's result written as two halves (`math.by_halves`, never over its
+#   operand): 146 µs against 94 µs (23 dofs, 64 environments, in a loop).
 def inverse_spd(a, b=None):
     """Inverse of symmetric positive-definite matrices (n, n, B) by Gauss–Jordan elimination without
     pivoting (an SPD matrix's pivots are positive), one rank-1 update per column: no LAPACK call, so
