@@ -407,7 +407,14 @@ def _slot_jacobians(m: Model, f: Frames, slots: _Slots):
         # sum joins W's fusion (not checked). The chain kept apart from W by an optimization barrier:
         # the Jacobians alone 146 → 30 µs per tile of 64 (`python tools/stage_times.py
         # scenes/humanoid.yaml --stage jacobians`), but the step Humanoid ×0.998 and Ant ×0.742
-        # (same A/B): timed alone, the reduction is not what it costs inside the step (why, not checked).
+        # (same A/B). Why (2026-12-07): XLA's CPU pipeline expands optimization barriers before its
+        # fusion pass (cpu_compiler.cc runs OptimizationBarrierExpander ahead of layout assignment),
+        # so a barrier cannot keep a cheap chain out of its consumers' fusions; in the optimised
+        # module W's fusion read the chain's inputs (frames, r × row, mask), not J, and evaluated J
+        # again for each of W's columns: Ant ×0.734 again (an in-process A/B, 7 rounds, 0.730–0.747),
+        # Humanoid ×0.996. The chain's three terms as a reduction over a leading axis instead: Ant
+        # ×0.947, Humanoid ×0.996; stacked and summed (which XLA turns back into a chain): ×0.732.
+        # A reduction is what XLA's CPU fusion does not duplicate into a consumer.
         r = slots.pos - _body_rows(f.root_com, ref)                      # (s, 3, B)
         rxf = sm.cross(r[:, None], frame)                                # (s, row, 3, B)
         mask = mask[:, None, :, None] if mask.ndim == 2 else mask[:, None]   # (s, 1, nv, 1 or B)
