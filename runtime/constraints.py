@@ -423,7 +423,10 @@ def _slot_jacobians(m: Model, f: Frames, slots: _Slots):
         # again for each of W's columns: Ant ×0.734 again (an in-process A/B, 7 rounds, 0.730–0.747),
         # Humanoid ×0.996. The chain's three terms as a reduction over a leading axis instead: Ant
         # ×0.947, Humanoid ×0.996; stacked and summed (which XLA turns back into a chain): ×0.732.
-        # A reduction is what XLA's CPU fusion does not duplicate into a consumer.
+        # A reduction is what XLA's CPU fusion does not duplicate into a consumer. J's own fusion
+        # computes r × row again for every dof; r × row as a reduction of its own ([r]× times the
+        # row, computed once per slot and row, J's fusion reading it): Ant ×1.020, Humanoid ×0.981
+        # (same A/B, rounds 0.98–1.05 and 0.97–0.99): not kept.
         r = slots.pos - _body_rows(f.root_com, ref)                      # (s, 3, B)
         rxf = sm.cross(r[:, None], frame)                                # (s, row, 3, B)
         mask = mask[:, None, :, None] if mask.ndim == 2 else mask[:, None]   # (s, 1, nv, 1 or B)
