@@ -338,7 +338,12 @@ def _inverse_unroll_from() -> int:
 #   1.16 (one step), 1.49 (4), 1.70 (8) and 1.93 (23, no loop) of its time with two (`python
 #   tools/ablate.py scenes/humanoid.yaml inverse_unroll=N`, batch 1024), as without the barrier
 #   (1.13, 1.48, 1.68); each step's result written as two halves (`math.by_halves`, never over its
-#   operand): 146 µs against 94 µs (23 dofs, 64 environments, in a loop).
+#   operand): 146 µs against 94 µs (23 dofs, 64 environments, in a loop). What two steps per turn
+#   are in the optimised module: one fusion, one pass over the matrix, in which the first step's
+#   pivot row and column are computed again for every entry (`python tools/flops_by_scope.py
+#   scenes/humanoid.yaml --xla`: the mass matrix's stage ×1.57 of the arithmetic the jaxpr asks);
+#   with four or eight steps per turn each later step presumably recomputes all earlier ones' rows
+#   and columns so (not checked in those modules).
 def inverse_spd(a, b=None):
     """Inverse of symmetric positive-definite matrices (n, n, B) by Gauss–Jordan elimination without
     pivoting (an SPD matrix's pivots are positive), one rank-1 update per column: no LAPACK call, so
