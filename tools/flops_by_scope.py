@@ -43,7 +43,7 @@ import sys
 import numpy as np
 from profile_scopes import scope_of   # the same stage keys as the thunk profile's
 
-from scenec.compiler.hlo_cost import _TRIP, _computations   # an optimised module's parts, loop trips
+from scenec.compiler.hlo_cost import _BRANCHES, _CALL, _TRIP, _WHILE, _computations   # module parts
 
 ARITHMETIC = frozenset((
     "add", "sub", "mul", "div", "rem", "max", "min", "neg", "abs", "sign", "sqrt", "rsqrt", "cbrt", "exp",
@@ -100,17 +100,23 @@ def step_flops(m, batch: int = 64) -> collections.Counter:
     """Operations per environment and control step, by scope, of `_advance` on `batch` environments
     (one tile, the batch last) at the model's initial state."""
     import jax
+
+    from scenec.runtime import step as rstep
+
+    jaxpr = jax.make_jaxpr(lambda q, qd, u: rstep._advance(m, q, qd, u))(*_tile(m, batch))
+    total = count(jaxpr)
+    return collections.Counter({k: v / batch for k, v in total.items()})
+
+
+def _tile(m, batch: int):
+    """q, qd and controls (batch last) of `batch` environments at the model's initial state."""
     import jax.numpy as jnp
 
     from scenec.runtime import step as rstep
 
     s0 = rstep.init(m)
     q = jnp.broadcast_to(s0.q[:, None], (m.nq, batch))
-    qd = jnp.broadcast_to(s0.qd[:, None], (m.nv, batch))
-    u = jnp.zeros((m.nu, batch), q.dtype)
-    jaxpr = jax.make_jaxpr(lambda q, qd, u: rstep._advance(m, q, qd, u))(q, qd, u)
-    total = count(jaxpr)
-    return collections.Counter({k: v / batch for k, v in total.items()})
+    return q, jnp.broadcast_to(s0.qd[:, None], (m.nv, batch)), jnp.zeros((m.nu, batch), q.dtype)
 
 
 # HLO opcodes counted like the jaxpr's ARITHMETIC (one per output element) and REDUCTIONS (one per input
@@ -123,7 +129,8 @@ HLO_ELEMENTWISE = frozenset((
 HLO_REDUCTIONS = frozenset(("reduce", "reduce-window"))
 _INSTR = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = (\w+)\[([\d,]*)\]\S* ([\w\-]+)\((.*)$")
 _OPERAND = re.compile(r"%([\w.\-]+)")
-_WHILE = re.compile(r" while\(")
+_CONDITION = re.compile(r"condition=%([\w.\-]+)")
+_FUSED = re.compile(r"\bfusion\(.*?calls=%([\w.\-]+)")
 _APPLIES = re.compile(r" (?:reduce|reduce-window|sort|scatter|map|select-and-scatter|all-reduce|reduce-scatter)\(")
 
 
@@ -146,16 +153,18 @@ def computation_weights(comps: dict, entry: str) -> dict:
             if _APPLIES.search(line):
                 continue
             w, subs = weight[name], []
-            if _WHILE.search(line):
+            loop = _WHILE.search(line)
+            if loop:
                 trip = _TRIP.search(line)
                 n = int(trip.group(1)) if trip else 1
-                cond_body = re.search(r"condition=%([\w.\-]+), body=%([\w.\-]+)", line)
-                subs = [(cond_body.group(2), w * n), (cond_body.group(1), w * (n + 1))]
-            else:
-                subs = [(c, w) for c in re.findall(r"(?:calls|to_apply)=%([\w.\-]+)", line)]
-                branches = re.search(r"branch_computations=\{([^}]*)\}", line)
-                if branches:
-                    subs += [(b.strip().lstrip("%"), w) for b in branches.group(1).split(",")]
+                subs = [(loop.group(1), w * n), (_CONDITION.search(line).group(1), w * (n + 1))]
+            for called in (_CALL.search(line), _FUSED.search(line)):
+                if called:
+                    subs.append((called.group(1), w))
+            branches = _BRANCHES.search(line)
+            if branches:
+                names = branches.group(1).split(",") if branches.group(1) else branches.group(2, 3)
+                subs += [(b.strip().lstrip("%"), w) for b in names]
             for sub, ws in subs:
                 if sub in comps:
                     if sub not in weight:
@@ -207,15 +216,10 @@ def optimised_step_flops(m, batch: int = 64) -> collections.Counter:
     """`optimised_count` of XLA's optimised module of `_advance` on one tile of `batch` environments
     (jitted on one device, as `step_flops` traces it), per environment and control step."""
     import jax
-    import jax.numpy as jnp
 
     from scenec.runtime import step as rstep
 
-    s0 = rstep.init(m)
-    q = jnp.broadcast_to(s0.q[:, None], (m.nq, batch))
-    qd = jnp.broadcast_to(s0.qd[:, None], (m.nv, batch))
-    u = jnp.zeros((m.nu, batch), q.dtype)
-    text = jax.jit(lambda q, qd, u: rstep._advance(m, q, qd, u)).lower(q, qd, u).compile().as_text()
+    text = jax.jit(lambda q, qd, u: rstep._advance(m, q, qd, u)).lower(*_tile(m, batch)).compile().as_text()
     return collections.Counter({k: v / batch for k, v in optimised_count(text).items()})
 
 
