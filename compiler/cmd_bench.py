@@ -1,7 +1,8 @@
 """`scenec bench SCENE... --batch 1,64,1024 --steps N`: how fast the compiled step runs, measured.
 
 Where it sits: compiler/, a subcommand (cli.py); the benchmark harness of the performance work. For
-each scene and batch size it reports the step's compile time (jax trace and XLA compile, separately),
+each scene and batch size it reports the step's compile time (jax trace and XLA compile, separately,
+of the program the generated step's first call compiles: runtime/step.py `lower_jit_step`),
 physics steps per second and simulated seconds per wall-clock second (the median of `--repeats`
 timed runs after a warm-up, with the spread), how many environments ended non-finite, the FLOPs
 and bytes XLA's cost analysis counts for one control step of the batch (every loop weighted by its
@@ -101,11 +102,12 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
 
     from .cmd_run import rollout_fn
 
-    # The step alone, for compile times and XLA's cost analysis of one control step of the batch.
+    # The step alone, for compile times and XLA's cost analysis of one control step of the batch: the
+    # program the generated step's first call compiles (`jit_step`; replicas.py where it splits).
     state = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), jax.jit(rstep.init)(model))
     action = jnp.zeros((batch, model.nu), state.q.dtype)
     t0 = time.perf_counter()
-    lowered = jax.jit(lambda s, a: rstep.step(model, s, a)).lower(state, action)
+    lowered = rstep.lower_jit_step(model, state, action)
     t1 = time.perf_counter()
     executable = lowered.compile()
     t2 = time.perf_counter()
@@ -120,7 +122,10 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
               f"{_first_line(e)})")
         cost = {}
     # A batch split over host devices compiles to one program per device on its share of the batch:
-    # its cost counts that share, so the whole batch's is `devices` times it.
+    # its cost counts that share, so the whole batch's is `shares` times it. (`devices`: the timed
+    # rollout's split, a jitted loop's, which splits lighter batches than calls from Python do.)
+    with rstep.calls_from_python():
+        shares = len(rstep.split_devices(batch, model))
     devices = len(rstep.split_devices(batch, model))
     # The timed runs: `steps` control steps with random actions in one jitted scan.
     run = rollout_fn(model, batch, steps).lower(jax.random.PRNGKey(0)).compile()
@@ -140,11 +145,11 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
         "physics_steps_per_s_range": [physics / max(times), physics / min(times)],
         "sim_s_per_wall_s": batch * steps * float(model.timestep) / med,
         "devices": devices, "nonfinite": bad, "cost_model": cost.get("cost_model"),
-        "flops_per_control_step": devices * float(cost.get("flops", float("nan"))),
-        "bytes_per_control_step": devices * float(cost.get("bytes accessed", float("nan"))),
+        "flops_per_control_step": shares * float(cost.get("flops", float("nan"))),
+        "bytes_per_control_step": shares * float(cost.get("bytes accessed", float("nan"))),
         "seconds_per_control_step": med / steps,
         # A program split over host devices is one per device: XLA's figure is one device's share.
-        "step_memory_bytes": devices * step_memory, "peak_rss_bytes": peak_rss_bytes(),
+        "step_memory_bytes": shares * step_memory, "peak_rss_bytes": peak_rss_bytes(),
     }
 
 

@@ -27,12 +27,13 @@ import functools
 import gc
 import math
 import threading
+import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import constraints, dynamics, kinematics, small_loops_set
+from . import constraints, dynamics, kinematics, replicas, small_loops_set
 from . import math as sm
 from .types import JointKind, Model, State
 
@@ -443,7 +444,7 @@ def split_devices(batch: int, m: Model) -> list:
     device, another backend (a GPU runs the whole batch), or inside the caller's own mesh (`pmap`,
     `shard_map`, `jax.set_mesh`: the caller places the batch)."""
     devices = jax.devices()
-    mine = jax.sharding.get_abstract_mesh().empty
+    mine = jax.sharding.get_abstract_mesh().empty and not getattr(_POLICY, "replica", 0)
     if mine and batch > 1 and len(devices) > 1 and devices[0].platform == "cpu":
         work = batch * _env_cost(m)
         least = SPLIT_FROM_US["call" if getattr(_POLICY, "calls", 0) else "scan"] / 2
@@ -489,10 +490,19 @@ def _jitted_step(sharding, from_python: bool = False):
 
 
 def _placed(tree, sharding):
-    """jax.device_put(tree, sharding), skipping the arrays already there (the loop's own outputs)."""
-    return jax.tree_util.tree_map(
-        lambda x: x if isinstance(x, jax.Array) and x.sharding == sharding else jax.device_put(x, sharding),
-        tree)
+    """jax.device_put(tree, sharding), skipping the arrays already there (the loop's own outputs). An
+    array on one CPU device goes through host memory (the same memory on a CPU): jax moves it from
+    device to devices with a small jitted program compiled per shape, which was 0.2 s of the first
+    call from a fresh Ant state at batch 1024 (its leaves and the action, six compiles)."""
+    def put(x):
+        if isinstance(x, jax.Array):
+            if x.sharding == sharding:
+                return x
+            devices = x.sharding.device_set
+            if len(devices) == 1 and next(iter(devices)).platform == "cpu" and not jax.typeof(x).weak_type:
+                x = np.asarray(x)
+        return jax.device_put(x, sharding)
+    return jax.tree_util.tree_map(put, tree)
 
 
 _PLACED_MODELS: dict = {}      # the last few models' copies, by placement (`_per_model`)
@@ -506,28 +516,117 @@ def _model_on(m: Model, sharding):
     return _per_model(_PLACED_MODELS, 8, m, sharding, lambda: jax.device_put(m, sharding))
 
 
+def _step_per_device(m: Model, state: State, action) -> State:
+    """`step` for one device's share of a batch that `jit_step` runs as replicas (replicas.py): the
+    share is not split again."""
+    _POLICY.replica = getattr(_POLICY, "replica", 0) + 1
+    try:
+        return step(m, state, action)
+    finally:
+        _POLICY.replica -= 1
+
+
+_REPLICAS: dict = {}   # devices → replicas.Replicas of `_step_per_device`, or the reason there is none
+_STEP_PROGRAMS: dict = {}   # the last models' replicated programs and placed leaves, by signature
+
+
+def _replicas(devices: tuple):
+    """The replicated step over `devices` (replicas.py), or None where this jax cannot build one
+    (said once, with the reason)."""
+    r = _REPLICAS.get(devices)
+    if r is None:
+        r = _REPLICAS[devices] = replicas.Replicas(_step_per_device, devices)
+    return r if isinstance(r, replicas.Replicas) else None
+
+
+def _action_on(action, lead: tuple, dtype, split, whole):
+    """The action placed for the replicated step: split with the batch when it has the batch's axes,
+    else replicated. A host array is cut into the devices' parts here and each part copied to its
+    device (jax's batched put; `jax.device_put` onto the split placement took 62 µs for 64 × 8
+    floats against 11 µs, and five times that while the previous call's replicas held both cores)."""
+    batched = np.shape(action)[:len(lead)] == lead
+    if isinstance(action, jax.Array):
+        return _placed(action, split if batched else whole)
+    action = np.asarray(action, dtype)
+    if not batched:
+        return jax.device_put(action, whole)
+    n = len(split.device_set)
+    parts = np.split(action, n)
+    try:
+        from jax._src.interpreters import pxla
+
+        return pxla.batched_device_put(jax.core.ShapedArray(action.shape, action.dtype), split, parts,
+                                       list(split.mesh.devices.flat))
+    except (ImportError, AttributeError, TypeError):
+        return jax.device_put(action, split)
+
+
+def _route(m: Model, state: State, action):
+    """Where `jit_step` runs these arguments: (run, jitted, m, state, action), `run` the replicated
+    step (None where the batch stays on one device, does not divide along its first axis, or this
+    jax builds no replicas), `jitted` the jax.jit of the step otherwise, and the arguments placed
+    for whichever runs."""
+    lead = np.shape(state.q)[:-1]
+    with calls_from_python():
+        devices = tuple(split_devices(math.prod(lead), m)) if lead else ()
+    if len(devices) < 2:
+        return None, _jitted_step(None, True), m, state, action
+    whole, split = _sharding_over(devices, False), _sharding_over(devices, True)
+    # split along the first axis when it divides ((3, 64) over 2 devices: replicated)
+    sharding = split if lead[0] % len(devices) == 0 else whole
+    state, m = _placed(state, sharding), _model_on(m, whole)
+    run = _replicas(devices) if sharding is split else None
+    if run is not None:
+        action = _action_on(action, lead, state.q.dtype, split, whole)
+    return run, _jitted_step(sharding, True), m, state, action
+
+
+def _without_replicas(run, e: Exception) -> None:
+    _REPLICAS[run.devices] = str(e)
+    warnings.warn(f"scenec: the step runs as one partitioned program instead of replicas (it compiles "
+                  f"slower): {e}", stacklevel=3)
+
+
+def lower_jit_step(m: Model, state: State, action):
+    """`jit_step`'s program for these arguments, traced and lowered, not yet compiled: `.compile()`
+    gives what its first call compiles (`scenec bench` times the two stages; `as_text()` and
+    `memory_analysis()` on the result as on jax's). The arguments are placed as `jit_step` places
+    them."""
+    run, jitted, m, state, action = _route(m, state, action)
+    if run is not None:
+        try:
+            return run.lower(m, state, action)
+        except replicas.Unavailable as e:
+            _without_replicas(run, e)
+    return jitted.lower(m, state, action)
+
+
 def jit_step(m: Model, state: State, action) -> State:
     """`jax.jit(step)` for a Python loop that feeds each call's state to the next (the generated
     `<scene>_step.step`): a batch that `step` splits over the host's devices goes in split the way it
     comes out, so the loop compiles the step once, not twice (`carry_sharding`), and the model's
-    arrays go there once, not on every call (`_model_on`). The action is left where it is (a fresh
-    array each call, placed alike every time). Putting state and action through `jax.device_put` on
-    every call cost +0.27 ms a call over the plain jit (pendulum, batch 64) and +0.64 ms (Ant, 1024);
-    skipping what is placed and the action, the two are within noise. It splits a batch only where
-    a call's work pays for the split (`calls_from_python`). Called under a caller's own trace (jit,
-    vmap, grad), it is plain `jax.jit(step)`, split as the caller's trace decides."""
-    lead = np.shape(state.q)[:-1]
+    arrays go there once, not on every call (`_model_on`). Putting state and action through
+    `jax.device_put` on every call cost +0.27 ms a call over the plain jit (pendulum, batch 64) and
+    +0.64 ms (Ant, 1024); skipping what is placed, the two are within noise. It splits a batch only
+    where a call's work pays for the split (`calls_from_python`). A batch split along its first axis
+    runs as replicas (replicas.py: one device's share compiled once, without XLA's partitioner; Ant's
+    first call at batch 1024 2.78–2.89 s → 2.34–2.50 s) with the action split alike (or replicated,
+    one action for all); otherwise the jitted step, the action left where it is (a fresh array each
+    call, placed alike every time). Called under a caller's own trace (jit, vmap, grad), it is plain
+    `jax.jit(step)`, split as the caller's trace decides."""
     if isinstance(state.q, jax.core.Tracer):
         return _jitted_step(None)(m, state, action)               # the caller's trace and policy
-    with calls_from_python():
-        devices = tuple(split_devices(math.prod(lead), m)) if lead else ()
-    sharding = None
-    if len(devices) > 1:
-        whole = _sharding_over(devices, False)
-        # split along the first axis when it divides ((3, 64) over 2 devices: replicated)
-        sharding = _sharding_over(devices, True) if lead[0] % len(devices) == 0 else whole
-        state, m = _placed(state, sharding), _model_on(m, whole)
-    return _jitted_step(sharding, True)(m, state, action)
+    run, jitted, m, state, action = _route(m, state, action)
+    if run is not None:
+        try:
+            program, model_leaves = _per_model(
+                _STEP_PROGRAMS, 8, m, (run.devices, state.q.shape, state.q.dtype, action.shape,
+                                       action.dtype, action.sharding == run.split),
+                lambda: (run.program(m, state, action), jax.tree_util.tree_leaves(m)))
+            return program(model_leaves + jax.tree_util.tree_leaves(state) + [action])
+        except replicas.Unavailable as e:
+            _without_replicas(run, e)
+    return jitted(m, state, action)
 
 
 def integrate_positions(m: Model, q, qd, h):

@@ -9,9 +9,11 @@ profiler, split into XLA's own phases.
 Per scene: jax's trace and lowering (Python), then XLA's compile as the wall time of its phases, read
 from the profiler's spans (names as XLA's CPU compiler writes them in jaxlib 0.10; a phase it does not
 write is left out):
-- `spmd partitioner`: the device split (`step` splits a batch over one XLA device per core with
-  `shard_map`, runtime/step.py); `of it, Shardy` is the Shardy partitioner's own pass, the round trip
-  of the whole module through its MLIR dialect;
+- `spmd partitioner`: the device split inside a jitted program (`step` splits a batch over one XLA
+  device per core with `shard_map`, runtime/step.py: the rollout's case); `of it, Shardy` is the
+  Shardy partitioner's own pass, the round trip of the whole module through its MLIR dialect. The
+  step as the bench compiles it (`jit_step`'s program) runs a split batch as replicas of one
+  device's program (runtime/replicas.py), without this phase;
 - `HLO passes`: XLA's optimisation of the module before and after layout assignment (fusion among
   them);
 - `LLVM codegen`: the machine code of every fused kernel and single-kernel loop, on XLA's compile
@@ -118,7 +120,7 @@ def measure(scene: str, batch: int, steps: int, rollout: bool) -> dict:
                                        jax.jit(rstep.init)(model))
         action = jnp.zeros((batch, model.nu), state.q.dtype)
         t = time.perf_counter()
-        lowered = jax.jit(lambda s, a: rstep.step(model, s, a)).lower(state, action)
+        lowered = rstep.lower_jit_step(model, state, action)
     lower_s = time.perf_counter() - t
     with tempfile.TemporaryDirectory() as folder:
         t = time.perf_counter()
