@@ -3,7 +3,9 @@
 Where it sits: compiler/, a subcommand (cli.py); the quickest way to see a compiled scene go. SCENE
 is a scene file (compiled in memory) or a generated `<scene>_step.py` (loaded as users load it).
 The whole rollout — N steps of the vmapped step with uniform random controls inside each actuator's
-range — is one jitted `lax.scan`. It prints the compile time, environment steps per second, simulated
+range — is one jitted `lax.scan`; a batch the step splits over the host's devices runs as replicas
+of one device's share (runtime/replicas.py, `ReplicatedRollout`), which compile without XLA's
+partitioner. It prints the compile time, environment steps per second, simulated
 seconds per wall-clock second, and whether any state became non-finite.
 """
 
@@ -51,22 +53,92 @@ def rollout_fn(model, batch: int, steps: int, rstep=None):
     if rstep is None:
         from scenec.runtime import step as rstep
 
-    lo = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 0], -1.0)
-    hi = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 1], 1.0)
-
     def run(key):
-        s0 = rstep.init(model)
-        states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), s0)
-
-        def body(states, k):
-            u = jax.random.uniform(k, (batch, model.nu), states.q.dtype, lo, hi)
-            return rstep.step(model, states, u), None  # a batch directly: the fast path
-
-        states, _ = jax.lax.scan(body, states, jax.random.split(key, steps))
+        states = _rollout(rstep, model, batch, steps, key, batch, 0)
         bad = jnp.sum(~jnp.all(jnp.isfinite(states.q), axis=-1))
         return states, bad
 
     return jax.jit(run)
+
+
+def _rollout(rstep, model, batch: int, steps: int, key, rows: int, first):
+    """`steps` control steps of environments first … first + rows of a batch of `batch` from the
+    initial state, each step's uniform random controls drawn for the whole batch and those rows
+    taken (so that a device's share of the batch sees the controls the whole batch's rollout gives
+    it)."""
+    import jax
+    import jax.numpy as jnp
+
+    lo = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 0], -1.0)
+    hi = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 1], 1.0)
+    s0 = rstep.init(model)
+    states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (rows,) + x.shape), s0)
+
+    def body(states, k):
+        u = jax.random.uniform(k, (batch, model.nu), states.q.dtype, lo, hi)
+        if rows < batch:
+            u = jax.lax.dynamic_slice_in_dim(u, first, rows)
+        return rstep.step(model, states, u), None  # a batch directly: the fast path
+
+    states, _ = jax.lax.scan(body, states, jax.random.split(key, steps))
+    return states
+
+
+class ReplicatedRollout:
+    """The rollout of `rollout_fn` as XLA replicas (runtime/replicas.py): one device's share of the
+    batch traced and compiled once, without XLA's partitioner, and run on every device the step
+    would split the batch over; `lower(key).compile()` and calls as `rollout_fn`'s jitted function.
+    The same controls per environment as `rollout_fn` (the whole batch's drawn on each device).
+    `replicas.Unavailable` from `lower` or `compile` where this jax builds no replicas."""
+
+    def __init__(self, model, batch: int, steps: int, devices):
+        import jax
+        import numpy as np
+
+        from scenec.runtime import replicas
+        from scenec.runtime import step as rstep
+
+        n = len(devices)
+        share = batch // n
+
+        def per_device(m, key, first):
+            with rstep.on_one_device():
+                states = _rollout(rstep, m, batch, steps, key, share, first[0])
+            return states, ~jax.numpy.all(jax.numpy.isfinite(states.q), axis=-1)
+
+        self._run = replicas.Replicas(per_device, devices)
+        self._model = jax.device_put(model, self._run.whole)
+        self._first = jax.device_put(np.arange(n, dtype=np.int32) * share, self._run.split)
+        self._lowered = self._program = None
+
+    def _args(self, key):
+        import jax
+
+        return self._model, jax.device_put(key, self._run.whole), self._first
+
+    def lower(self, key):
+        self._lowered = self._run.lower(*self._args(key))
+        return self
+
+    def compile(self):
+        self._program = self._lowered.compile()
+        return self
+
+    def __call__(self, key):
+        import jax
+        import jax.numpy as jnp
+
+        states, bad = self._program(jax.tree_util.tree_leaves(self._args(key)))
+        return states, jnp.sum(bad)
+
+
+def replicated_rollout(model, batch: int, steps: int):
+    """`ReplicatedRollout` where the step splits this batch over the host's devices (a jitted loop's
+    policy, runtime/step.py `split_devices`), else None (`rollout_fn` then)."""
+    from scenec.runtime import step as rstep
+
+    devices = rstep.split_devices(batch, model)
+    return ReplicatedRollout(model, batch, steps, devices) if len(devices) > 1 else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,13 +150,19 @@ def run(args: argparse.Namespace) -> int:
         return code
     import jax
 
-    fn = rollout_fn(model, args.batch, args.steps)
-    key = jax.random.PRNGKey(args.seed)
-    from scenec.runtime import cache
+    from scenec.runtime import cache, replicas
 
+    key = jax.random.PRNGKey(args.seed)
     t0 = time.perf_counter()
     with cache.counting() as reads:
-        compiled = fn.lower(key).compile()
+        try:
+            # a split batch as replicas of one device's share: no partitioner in its compile
+            fn = replicated_rollout(model, args.batch, args.steps)
+            compiled = fn.lower(key).compile() if fn is not None else None
+        except replicas.Unavailable:
+            compiled = None
+        if compiled is None:
+            compiled = rollout_fn(model, args.batch, args.steps).lower(key).compile()
     t1 = time.perf_counter()
     states, bad = jax.block_until_ready(compiled(key))
     t2 = time.perf_counter()

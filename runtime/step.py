@@ -516,14 +516,22 @@ def _model_on(m: Model, sharding):
     return _per_model(_PLACED_MODELS, 8, m, sharding, lambda: jax.device_put(m, sharding))
 
 
-def _step_per_device(m: Model, state: State, action) -> State:
-    """`step` for one device's share of a batch that `jit_step` runs as replicas (replicas.py): the
-    share is not split again."""
+@contextlib.contextmanager
+def on_one_device():
+    """Within the block, a step traced for a batch keeps it on one device: for a function traced for
+    one device's share of a batch and run on every device as replicas (replicas.py), whose share must
+    not be split again. (Per thread, as `calls_from_python`.)"""
     _POLICY.replica = getattr(_POLICY, "replica", 0) + 1
     try:
-        return step(m, state, action)
+        yield
     finally:
         _POLICY.replica -= 1
+
+
+def _step_per_device(m: Model, state: State, action) -> State:
+    """`step` for one device's share of a batch that `jit_step` runs as replicas."""
+    with on_one_device():
+        return step(m, state, action)
 
 
 _REPLICAS: dict = {}   # devices → replicas.Replicas of `_step_per_device`, or the reason there is none

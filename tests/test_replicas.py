@@ -138,3 +138,25 @@ def test_lower_jit_step_is_what_the_first_call_compiles(box, split_any_batch):
     assert "replica_count=2" in program.as_text().splitlines()[0]
     single = rstep.lower_jit_step(box.model, jax.tree_util.tree_map(lambda x: x[:3], s0), u[:3]).compile()
     assert "replica_count" not in single.as_text().splitlines()[0]      # 3 boxes: one device, the jit
+
+
+def test_scenec_runs_rollout_as_replicas(monkeypatch):
+    # `scenec run`'s rollout split as replicas of one device's share against the jitted rollout (the
+    # step split with shard_map inside it): the same controls per environment (the whole batch's drawn
+    # on each device, its rows taken), the same arithmetic compiled separately (the model an argument
+    # in one, constants in the other): float32 rounding over 5 steps of a smooth system.
+    from scenec.compiler import cmd_run
+
+    TOL = 1e-5
+    monkeypatch.setitem(rstep.SPLIT_FROM_US, "scan", 0.0)
+    model = api.compile(SCENES_DIR / "cartpole.yaml", measure_jit=False).model
+    assert model.nu > 0
+    key = jax.random.PRNGKey(5)
+    fn = cmd_run.replicated_rollout(model, 64, 5)
+    states, bad = fn.lower(key).compile()(key)
+    assert isinstance(fn._program, replicas.Program)
+    want, want_bad = cmd_run.rollout_fn(model, 64, 5).lower(key).compile()(key)
+    assert int(bad) == int(want_bad) == 0
+    assert float(jnp.std(want.q[:, 0])) > 1e-4          # the environments saw different controls
+    np.testing.assert_allclose(np.asarray(states.q), np.asarray(want.q), atol=TOL)
+    np.testing.assert_allclose(np.asarray(states.qd), np.asarray(want.qd), atol=TOL)
