@@ -88,7 +88,8 @@ def test_vector_env_same_step_autoreset(compiled):
 
 # With `split`, the step splits the 64 environments over two host devices (where there are two:
 # step.SPLIT_FROM_US set to 0, since this scene's batch is far too light to pay for a split), and the
-# vector env keeps its state there between steps, so its step compiles once.
+# vector env keeps its state there between steps, so its step compiles once: split, as replicas of one
+# device's share (runtime/replicas.py), else the jit. Either way exactly the functional env's numbers.
 @pytest.mark.parametrize("n,split", [(4, False), (64, False), (64, True)])
 def test_vector_env_matches_the_functional_env(compiled, n, split, monkeypatch):
     if split:
@@ -109,6 +110,33 @@ def test_vector_env_matches_the_functional_env(compiled, n, split, monkeypatch):
         ref = ref_step(ref, action)
         np.testing.assert_array_equal(obs, np.asarray(ref.obs))
         np.testing.assert_array_equal(reward, np.asarray(ref.reward))
-    assert vec._step._cache_size() == 1
     spread = len(vec._state.obs.sharding.device_set) > 1
     assert spread == (split and len(jax.devices()) > 1 and jax.devices()[0].platform == "cpu")
+    if spread:
+        assert vec._step._cache_size() == 0
+        assert {k: len(r._programs) for k, r in vec._replicas.runs.items()} == {"reset": 1, "step": 1}
+    else:
+        assert vec._step._cache_size() == 1 and vec._replicas is None
+
+
+def test_vector_env_falls_back_to_the_jit_without_replicas(compiled, monkeypatch):
+    # Where this jax builds no replicas (runtime/replicas.py), the split vector env says so once and
+    # runs its jitted reset and step: the same numbers.
+    if len(jax.devices()) < 2 or jax.devices()[0].platform != "cpu":
+        pytest.skip("needs two XLA host devices")
+    from scenec.runtime import replicas
+
+    def refuse(self, lowered):
+        raise replicas.Unavailable("no replicas in this test")
+
+    monkeypatch.setitem(rstep.SPLIT_FROM_US, "call", 0.0)
+    monkeypatch.setattr(replicas.Replicas, "compile", refuse)
+    vec = GymVectorEnv(compiled, 8)
+    with pytest.warns(UserWarning, match="no replicas in this test"):
+        obs, _ = vec.reset(seed=5)
+    assert vec._replicas is None
+    obs2, *_ = vec.step(np.zeros((8, 1), np.float32))
+    monkeypatch.undo()
+    ref = GymVectorEnv(compiled, 8)
+    ref_obs, _ = ref.reset(seed=5)
+    np.testing.assert_array_equal(obs, ref_obs)

@@ -13,6 +13,7 @@ termination (or by a non-finite state) is terminated.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import gymnasium
@@ -22,7 +23,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
-from ..step import calls_from_python, carry_sharding
+from .. import replicas
+from ..step import calls_from_python, carry_sharding, on_one_device, put_split
 from .core import Env, TaskEnv
 from .loading import _model_and_task
 from .wrappers import AutoReset, wrap
@@ -33,6 +35,39 @@ def _spaces(env: Env):
     low = np.asarray(env.action_low, np.float32)
     high = np.asarray(env.action_high, np.float32)
     return obs, spaces.Box(low, high, (env.action_size,), np.float32)
+
+
+class _Replicated:
+    """A vector env's reset and step as XLA replicas of one device's share of the batch
+    (runtime/replicas.py): traced and compiled once for the share, without XLA's partitioner, and
+    run on every device the batch is split over (`split`). The environments do not interact (the
+    functions are vmapped), and the reset draws the whole batch's keys on each device and takes its
+    rows, so each environment gets the key the jitted reset gives it: the same numbers, bit for bit
+    (tests/test_envs_gym.py). The compiled Ant's env at 256 environments, fresh processes in turn
+    (2026-12-07): first reset 1.37–1.50 s → 1.29–1.36 s, first step (its compile) 4.44–4.45 s →
+    3.89–4.12 s; a step after that as fast (×0.99 and ×1.00 at 256 and 64, 8 interleaved rounds)."""
+
+    def __init__(self, env, num_envs: int, split):
+        devices = tuple(split.mesh.devices.flat)
+        share = num_envs // len(devices)
+
+        def reset(key, first):
+            keys = jax.lax.dynamic_slice_in_dim(jax.random.split(key, num_envs), first[0], share)
+            with on_one_device(), calls_from_python():
+                return jax.vmap(env.reset)(keys)
+
+        def step(state, actions):
+            with on_one_device(), calls_from_python():
+                return jax.vmap(env.step)(state, actions)
+
+        self.runs = {"reset": replicas.Replicas(reset, devices), "step": replicas.Replicas(step, devices)}
+        self.first = jax.device_put(np.arange(len(devices), dtype=np.int32) * share, split)
+        self.whole = self.runs["reset"].whole
+
+    def call(self, name: str, *args):
+        if name == "reset":
+            args = (jax.device_put(args[0], self.whole), self.first)
+        return self.runs[name](*args)
 
 
 def _key_from(rng: np.random.Generator):
@@ -112,12 +147,24 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
 
         self._reset = jax.jit(reset, **placed)
         self._step = jax.jit(step, **placed)
+        self._replicas = None if where is None else _Replicated(self.env, self.num_envs, where)
         self._state = None
+
+    def _run(self, name: str, *args):
+        """reset or step: as replicas where the batch is split (the jit once they are unavailable)."""
+        if self._replicas is not None:
+            try:
+                return self._replicas.call(name, *args)
+            except replicas.Unavailable as e:
+                self._replicas = None
+                warnings.warn(f"scenec: the vector env runs as one partitioned program instead of "
+                              f"replicas (it compiles slower): {e}", stacklevel=3)
+        return (self._reset if name == "reset" else self._step)(*args)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         if seed is not None:
             self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(seed)
-        self._state = self._reset(_key_from(self.np_random))
+        self._state = self._run("reset", _key_from(self.np_random))
         return np.asarray(self._state.obs, np.float32), {}
 
     def step(self, actions):
@@ -125,8 +172,8 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
             raise RuntimeError("call reset() before step()")
         actions = np.asarray(actions, np.float32).reshape(self.num_envs, -1)
         # from the host straight to where the step runs (not to one device, then across)
-        actions = jnp.asarray(actions) if self._where is None else jax.device_put(actions, self._where)
-        self._state = self._step(self._state, actions)
+        actions = jnp.asarray(actions) if self._where is None else put_split(actions, self._where)
+        self._state = self._run("step", self._state, actions)
         s = self._state
         done = np.asarray(s.done) > 0
         truncated = np.asarray(s.info["truncation"]) > 0
