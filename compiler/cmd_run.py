@@ -135,10 +135,11 @@ class ReplicatedRollout:
 def replicated_rollout(model, batch: int, steps: int):
     """`ReplicatedRollout` where the step splits this batch over the host's devices (a jitted loop's
     policy, runtime/step.py `split_devices`), else None (`rollout_fn` then)."""
+    from scenec.runtime import replicas
     from scenec.runtime import step as rstep
 
     devices = rstep.split_devices(batch, model)
-    return ReplicatedRollout(model, batch, steps, devices) if len(devices) > 1 else None
+    return ReplicatedRollout(model, batch, steps, devices) if len(devices) > 1 and replicas.enabled() else None
 
 
 def run(args: argparse.Namespace) -> int:

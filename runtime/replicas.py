@@ -14,7 +14,7 @@ partitioned: traced and compiled for one device's share of the batch with `num_r
 and one partition, XLA compiles it once, with no partitioner, and runs one copy of it (a replica)
 on each device's own buffers, at once (how `jax.pmap` compiled before jax built it on `shard_map`).
 Cold compile of `jit_step`'s program at batch 1024 on the 2-core machine, fresh processes in turn,
-`python /work/notes/exp/cmp_compile.py A|R SCENE` (2026-12-07): Ant 2.70–3.05 s as a partitioned
+(2026-12-07): Ant 2.70–3.05 s as a partitioned
 program, 2.21–2.56 s as replicas (trace + lower 0.51–0.65 → 0.46–0.59 s, XLA 2.17–2.40 → 1.73–1.97
 s); Humanoid 4.15–4.32 s → 3.59–3.75 s. The results are bit for bit those of the partitioned
 program (the same per-device program), and a call costs no more (tests/test_replicas.py).
@@ -23,15 +23,23 @@ What it uses of jax beyond its public API (pinned by pyproject's jax range): `ja
 compile options and its compile through jax's persistent cache (so a cache directory set for jax
 serves these programs too), and the loaded executable's `execute_sharded`. Where any of that is
 missing or refuses the program, `Replicas.compile` raises `Unavailable`, and the caller keeps its
-`jax.jit` (step.jit_step does).
+`jax.jit` (step.jit_step does). SCENEC_REPLICAS=0 keeps the partitioned programs (`enabled`):
+`SCENEC_REPLICAS=0 scenec bench scenes/ant.yaml --batch 1024` times the generated step as before.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import jax
 import numpy as np
+
+
+def enabled() -> bool:
+    """Whether split batches run as replicas: SCENEC_REPLICAS=0 turns them off, and every split batch
+    runs as one partitioned program again (to weigh the two, or to step around a problem here)."""
+    return os.environ.get("SCENEC_REPLICAS", "1") != "0"
 
 
 class Unavailable(Exception):

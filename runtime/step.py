@@ -541,6 +541,8 @@ _STEP_PROGRAMS: dict = {}   # the last models' replicated programs and placed le
 def _replicas(devices: tuple):
     """The replicated step over `devices` (replicas.py), or None where this jax cannot build one
     (said once, with the reason)."""
+    if not replicas.enabled():
+        return None
     r = _REPLICAS.get(devices)
     if r is None:
         r = _REPLICAS[devices] = replicas.Replicas(_step_per_device, devices)

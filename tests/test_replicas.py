@@ -160,3 +160,16 @@ def test_scenec_runs_rollout_as_replicas(monkeypatch):
     assert float(jnp.std(want.q[:, 0])) > 1e-4          # the environments saw different controls
     np.testing.assert_allclose(np.asarray(states.q), np.asarray(want.q), atol=TOL)
     np.testing.assert_allclose(np.asarray(states.qd), np.asarray(want.qd), atol=TOL)
+
+
+def test_scenec_replicas_0_keeps_the_partitioned_programs(box, split_any_batch, monkeypatch):
+    from scenec.compiler import cmd_run
+
+    monkeypatch.setenv("SCENEC_REPLICAS", "0")
+    s0, u = _boxes(box)
+    got = rstep.jit_step(box.model, s0, u)
+    assert not rstep._STEP_PROGRAMS and not isinstance(rstep.lower_jit_step(box.model, s0, u), replicas.Lowered)
+    want = _partitioned(box, s0, u)
+    np.testing.assert_array_equal(np.asarray(got.q), np.asarray(want.q))    # the same program
+    monkeypatch.setitem(rstep.SPLIT_FROM_US, "scan", 0.0)
+    assert cmd_run.replicated_rollout(box.model, 64, 2) is None

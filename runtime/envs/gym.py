@@ -147,7 +147,8 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
 
         self._reset = jax.jit(reset, **placed)
         self._step = jax.jit(step, **placed)
-        self._replicas = None if where is None else _Replicated(self.env, self.num_envs, where)
+        self._replicas = (_Replicated(self.env, self.num_envs, where)
+                          if where is not None and replicas.enabled() else None)
         self._state = None
 
     def _run(self, name: str, *args):
