@@ -1,7 +1,8 @@
 """One program on every host device, compiled once: XLA replicas instead of a partitioned program.
 
 Where it sits: runtime/, beside step.py, whose `jit_step` (the generated `<scene>_step.step`, a call
-from Python per control step) runs a batch split over the host's CPU devices through it. Input: a
+from Python per control step) runs a batch split over the host's CPU devices through it, as do
+`scenec run`'s rollout (compiler/cmd_run.py) and the Gym vector env (envs/gym.py). Input: a
 function of arrays whose first axis is the batch and whose environments do not interact, and
 arguments placed over the devices (split along the first axis, or replicated: the model). Output:
 that function's results, split over the devices along their first axis as `step` returns a batch.
@@ -13,11 +14,14 @@ Humanoid's 3.4 s XLA compile. A function whose environments are independent need
 partitioned: traced and compiled for one device's share of the batch with `num_replicas` = devices
 and one partition, XLA compiles it once, with no partitioner, and runs one copy of it (a replica)
 on each device's own buffers, at once (how `jax.pmap` compiled before jax built it on `shard_map`).
-Cold compile of `jit_step`'s program at batch 1024 on the 2-core machine, fresh processes in turn,
-(2026-12-07): Ant 2.70–3.05 s as a partitioned
-program, 2.21–2.56 s as replicas (trace + lower 0.51–0.65 → 0.46–0.59 s, XLA 2.17–2.40 → 1.73–1.97
-s); Humanoid 4.15–4.32 s → 3.59–3.75 s. The results are bit for bit those of the partitioned
-program (the same per-device program), and a call costs no more (tests/test_replicas.py).
+Cold compile of `jit_step`'s program at batch 1024 on the 2-core machine, fresh processes in turn
+(2026-12-07): Ant 2.70–3.05 s as a partitioned program, 2.21–2.56 s as replicas (trace + lower
+0.51–0.65 → 0.46–0.59 s, XLA 2.17–2.40 → 1.73–1.97 s); Humanoid 4.15–4.32 s → 3.59–3.75 s. The
+per-device arithmetic is the partitioned program's (Ant at 1024: the same results bit for bit; at
+64 within float32 rounding, the two compiled apart; tests/test_replicas.py). A call from Python
+goes through `execute_sharded` and jax's result handlers instead of the jit's C++ dispatch: the
+same speed where a call's work is a few milliseconds (Ant at 256 and 1024), about 5% slower at
+1.3 ms (Ant at 64), the lightest batch `jit_step` splits.
 
 What it uses of jax beyond its public API (pinned by pyproject's jax range): `jax._src.compiler`'s
 compile options and its compile through jax's persistent cache (so a cache directory set for jax
@@ -38,7 +42,10 @@ import numpy as np
 
 def enabled() -> bool:
     """Whether split batches run as replicas: SCENEC_REPLICAS=0 turns them off, and every split batch
-    runs as one partitioned program again (to weigh the two, or to step around a problem here)."""
+    runs as one partitioned program again (to weigh the two, or to step around a problem here); so
+    do jax's `jax_debug_nans` and `jax_debug_infs`, whose checks run in the jit's dispatch."""
+    if jax.config.jax_debug_nans or jax.config.jax_debug_infs:
+        return False
     return os.environ.get("SCENEC_REPLICAS", "1") != "0"
 
 

@@ -173,3 +173,7 @@ def test_scenec_replicas_0_keeps_the_partitioned_programs(box, split_any_batch, 
     np.testing.assert_array_equal(np.asarray(got.q), np.asarray(want.q))    # the same program
     monkeypatch.setitem(rstep.SPLIT_FROM_US, "scan", 0.0)
     assert cmd_run.replicated_rollout(box.model, 64, 2) is None
+    monkeypatch.delenv("SCENEC_REPLICAS")
+    assert replicas.enabled()
+    with jax.debug_nans(True):           # its checks run in the jit's dispatch: the jit then
+        assert not replicas.enabled()
