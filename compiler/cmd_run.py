@@ -93,13 +93,11 @@ class ReplicatedRollout:
 
     def __init__(self, model, batch: int, steps: int, devices):
         import jax
-        import numpy as np
 
         from scenec.runtime import replicas
         from scenec.runtime import step as rstep
 
-        n = len(devices)
-        share = batch // n
+        share = batch // len(devices)
 
         def per_device(m, key, first):
             with rstep.on_one_device():
@@ -108,7 +106,7 @@ class ReplicatedRollout:
 
         self._run = replicas.Replicas(per_device, devices)
         self._model = jax.device_put(model, self._run.whole)
-        self._first = jax.device_put(np.arange(n, dtype=np.int32) * share, self._run.split)
+        self._first = self._run.first_rows(batch)
         self._lowered = self._program = None
 
     def _args(self, key):
@@ -160,7 +158,8 @@ def run(args: argparse.Namespace) -> int:
             # a split batch as replicas of one device's share: no partitioner in its compile
             fn = replicated_rollout(model, args.batch, args.steps)
             compiled = fn.lower(key).compile() if fn is not None else None
-        except replicas.Unavailable:
+        except replicas.Unavailable as e:
+            replicas.say_unavailable("the rollout", e, stacklevel=2)
             compiled = None
         if compiled is None:
             compiled = rollout_fn(model, args.batch, args.steps).lower(key).compile()

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 
 import jax
 import numpy as np
@@ -53,6 +54,12 @@ class Unavailable(Exception):
     """This jax cannot build or run the replicated program (its internals moved, or the function
     needs something a plain replicated program does not carry: host callbacks, hoisted constants, an
     output without the batch axis)."""
+
+
+def say_unavailable(what: str, e: Unavailable, stacklevel: int = 3) -> None:
+    """The one warning each user of replicas gives when it falls back to its partitioned jit."""
+    warnings.warn(f"scenec: {what} runs as one partitioned program instead of replicas (it compiles "
+                  f"slower): {e}", stacklevel=stacklevel)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,6 +124,13 @@ class Replicas:
             raise ValueError(f"an argument lies on {x.sharding}, neither split nor replicated over "
                              f"{len(self.devices)} devices")
         return jax.ShapeDtypeStruct(shape, aval.dtype, weak_type=aval.weak_type)
+
+    def first_rows(self, batch: int):
+        """Each device's first row in a batch of `batch` split over the devices: an int32 array split
+        one per device, for a function that computes something for the whole batch (random keys or
+        controls) and takes its own share's rows."""
+        n = len(self.devices)
+        return jax.device_put(np.arange(n, dtype=np.int32) * (batch // n), self.split)
 
     def _key(self, leaves, tree):
         return tree, tuple((x.shape, x.dtype, x.sharding == self.split) for x in leaves)

@@ -27,7 +27,6 @@ import functools
 import gc
 import math
 import threading
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -595,10 +594,9 @@ def _route(m: Model, state: State, action):
     return run, _jitted_step(sharding, True), m, state, action
 
 
-def _without_replicas(run, e: Exception) -> None:
+def _without_replicas(run, e: replicas.Unavailable) -> None:
     _REPLICAS[run.devices] = str(e)
-    warnings.warn(f"scenec: the step runs as one partitioned program instead of replicas (it compiles "
-                  f"slower): {e}", stacklevel=3)
+    replicas.say_unavailable("the step", e, stacklevel=4)
 
 
 def lower_jit_step(m: Model, state: State, action):

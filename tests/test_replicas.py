@@ -177,3 +177,20 @@ def test_scenec_replicas_0_keeps_the_partitioned_programs(box, split_any_batch, 
     assert replicas.enabled()
     with jax.debug_nans(True):           # its checks run in the jit's dispatch: the jit then
         assert not replicas.enabled()
+
+
+def test_scenec_run_falls_back_to_the_jitted_rollout(monkeypatch, capsys):
+    import argparse
+
+    from scenec.compiler import cmd_run
+
+    def refuse(self, lowered):
+        raise replicas.Unavailable("no replicas in this test")
+
+    monkeypatch.setitem(rstep.SPLIT_FROM_US, "scan", 0.0)
+    monkeypatch.setattr(replicas.Replicas, "compile", refuse)
+    args = argparse.Namespace(scene=str(SCENES_DIR / "cartpole.yaml"), batch=8, steps=3, seed=0,
+                              allow_outside=False)
+    with pytest.warns(UserWarning, match="the rollout runs as one partitioned program.*no replicas"):
+        assert cmd_run.run(args) == 0
+    assert "non-finite environments: 0 of 8" in capsys.readouterr().out

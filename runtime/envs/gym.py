@@ -13,7 +13,6 @@ termination (or by a non-finite state) is terminated.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import gymnasium
@@ -61,7 +60,7 @@ class _Replicated:
                 return jax.vmap(env.step)(state, actions)
 
         self.runs = {"reset": replicas.Replicas(reset, devices), "step": replicas.Replicas(step, devices)}
-        self.first = jax.device_put(np.arange(len(devices), dtype=np.int32) * share, split)
+        self.first = self.runs["reset"].first_rows(num_envs)
         self.whole = self.runs["reset"].whole
 
     def call(self, name: str, *args):
@@ -158,8 +157,7 @@ class GymVectorEnv(gymnasium.vector.VectorEnv):
                 return self._replicas.call(name, *args)
             except replicas.Unavailable as e:
                 self._replicas = None
-                warnings.warn(f"scenec: the vector env runs as one partitioned program instead of "
-                              f"replicas (it compiles slower): {e}", stacklevel=3)
+                replicas.say_unavailable("the vector env", e, stacklevel=4)
         return (self._reset if name == "reset" else self._step)(*args)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
