@@ -77,14 +77,20 @@ def fns(base, env):
             "batch_step": jax.jit(jax.vmap(env.step)), "batch_reset": jax.jit(jax.vmap(env.reset))}
 
 
-def test_shapes_and_task_values(base, fns, compiled):
-    s = fns["base_reset"](jax.random.PRNGKey(0))
+@pytest.mark.parametrize("seed", [1, 2])   # the mass reaches the flag from seed 1's start, not from 2's
+def test_shapes_and_task_values(base, fns, compiled, seed):
+    s = fns["base_reset"](jax.random.PRNGKey(seed))
     assert s.obs.shape == (3,) and base.observation_size == 3 and base.action_size == 1
     action = jnp.array([0.4])
     n = fns["base_step"](s, action)
     # the task written out in NumPy on the stepped state
     x, v = float(n.pipeline_state.q[0]), float(n.pipeline_state.qd[0])
-    np.testing.assert_allclose(np.asarray(n.obs), [x - 0.5, v, 0.2], atol=F32_TOL)
+    # the flag (at x = 0.2, radius 0.1) stays unless the mass arrived: then it moves within its box
+    arrived = abs(x - 0.2) < 0.1
+    assert float(n.metrics["target/flag"]) == float(arrived)
+    flag = float(n.obs[2])
+    assert (-1 <= flag <= 1 and flag != 0.2) if arrived else flag == pytest.approx(0.2, abs=F32_TOL)
+    np.testing.assert_allclose(np.asarray(n.obs), [x - 0.5, v, flag], atol=F32_TOL)
     want = -abs(x - 0.5) - 0.1 * 0.4 ** 2
     assert float(n.reward) == pytest.approx(want, abs=F32_TOL)
     assert float(n.metrics["reward/distance"]) + float(n.metrics["reward/control"]) == pytest.approx(want, abs=F32_TOL)
