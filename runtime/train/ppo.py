@@ -140,7 +140,11 @@ class PPO:
         n = data["obs"].shape[0]
 
         def epoch(carry, k):
-            perm = jax.random.permutation(k, n)
+            # A shuffle as the order of n random words: one threefry draw and one sort. (jax.random.
+            # permutation's rounds of split-and-sort are a loop of their own: XLA 0.20 s against 0.10
+            # s for 65,536 rows, and 31 against 20 ms a call; equal words, a chance of n²/2³³, keep
+            # their rows' order.)
+            perm = jnp.argsort(jax.random.bits(k, (n,)))
             batches = jax.tree_util.tree_map(
                 lambda x: x[perm].reshape((c.num_minibatches, n // c.num_minibatches) + x.shape[1:]), data)
 
