@@ -245,6 +245,41 @@ def test_output_poses_are_the_frames_at_the_new_q(compiled, name, integrator, mo
                                    rtol=0, atol=PATH_TOL, err_msg=field)
 
 
+# A gradient traced under `for_gradients` against central differences of the step (float32, a step of
+# FD_STEP in the initial velocities: truncation O(FD_STEP²) and rounding ~1e-7/FD_STEP, both far
+# under FD_REL of the largest entry), and against the default form's gradient (the same arithmetic,
+# float32 rounding: GRAD_REL).
+FD_STEP, FD_REL, GRAD_REL = 1e-2, 1e-3, 1e-5
+
+
+def test_gradients_trace_the_step_without_the_loops_cond(compiled):
+    c = compiled["double_pendulum"]
+    u = jnp.full((c.model.nu,), 0.3)
+
+    def loss(qd0):
+        s = rstep.step(c.model, c.init(qd=qd0), u)
+        return jnp.sum(s.xpos) + jnp.sum(s.qd ** 2)
+
+    qd0 = jnp.asarray(c.model.qd0) + jnp.asarray([0.5, -1.0], jnp.float32)
+    default = jax.make_jaxpr(jax.grad(loss))(qd0)
+    g_default = jax.jit(jax.grad(loss))(qd0)
+    with rstep.for_gradients():
+        assert not rstep.outputs_in_loop()
+        fast = jax.make_jaxpr(jax.grad(loss))(qd0)
+        g_fast = jax.jit(jax.grad(loss))(qd0)
+    assert rstep.outputs_in_loop() == (jax.default_backend() == "cpu")     # the block ended
+    if rstep.outputs_in_loop():
+        assert "cond" in primitives(default)
+    assert "cond" not in primitives(fast)
+    f = jax.jit(loss)
+    eye = np.eye(len(qd0), dtype=np.float32) * FD_STEP
+    fd = np.array([(float(f(qd0 + e)) - float(f(qd0 - e))) / (2 * FD_STEP) for e in eye])
+    scale = np.max(np.abs(fd))
+    assert scale > 0.1
+    np.testing.assert_allclose(np.asarray(g_fast), fd, rtol=0, atol=FD_REL * scale)
+    np.testing.assert_allclose(np.asarray(g_fast), np.asarray(g_default), rtol=0, atol=GRAD_REL * scale)
+
+
 def test_tiled_batch_equals_its_parts(compiled):
     # A (2, 160) batch runs as 4 tiles of 80; envs [1, 60:100] straddle the boundary of tiles 3 and 4.
     # Running those 40 envs alone (no tiling) must give the same numbers (float32 rounding).

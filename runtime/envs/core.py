@@ -165,7 +165,8 @@ def batched_physics(model: Model):
 
     @physics.defjvp
     def _jvp(primals, tangents):
-        return jax.jvp(plain, primals, tangents)
+        with rstep.for_gradients():
+            return jax.jvp(plain, primals, tangents)
 
     return physics
 
@@ -200,7 +201,12 @@ class TaskEnv(Env):
 
         new = copy.copy(self)
         model = self.model
-        new._physics = lambda state, action: rstep.step(model, state, action)
+
+        def physics(state, action):
+            with rstep.for_gradients():    # the step's form that differentiates fastest
+                return rstep.step(model, state, action)
+
+        new._physics = physics
         return new
 
     # -- helpers --

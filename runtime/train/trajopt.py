@@ -54,7 +54,8 @@ def target_objective(model, body_id: int, target, control_cost: float, init_stat
 
     def rollout(u):
         def one(s, a):
-            s = rstep.step(model, s, a)
+            with rstep.for_gradients():    # the step's form that differentiates fastest
+                s = rstep.step(model, s, a)
             return s, s
         _, states = jax.lax.scan(one, start, squash(u))
         return states
