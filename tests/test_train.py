@@ -192,6 +192,16 @@ def test_resume_refuses_another_configuration(learners, env, tmp_path):
         runner.train(other, total_steps=10**6, out_dir=tmp_path, seed=0, resume=True, progress=False)
 
 
+def test_resume_refuses_a_checkpoint_of_an_older_format(learners, tmp_path, monkeypatch):
+    # a format-1 checkpoint (PPO's Adam state per layer, before optax.flatten) is refused by its format
+    learner = learners["ppo"]
+    monkeypatch.setattr(checkpoint, "CHECKPOINT_FORMAT", 1)
+    runner.train(learner, total_steps=1, out_dir=tmp_path, seed=0, eval_every=0, progress=False)
+    monkeypatch.undo()
+    with pytest.raises(checkpoint.CheckpointError, match="format 1 is not 2.*start the run afresh"):
+        runner.train(learner, total_steps=10**6, out_dir=tmp_path, seed=0, resume=True, progress=False)
+
+
 def test_normalizer_matches_numpy():
     rng = np.random.default_rng(0)
     batches = [rng.normal(3.0, 2.0, size=(n, 4)) * [1, 10, 0.1, 1] for n in (5, 100, 1, 37)]

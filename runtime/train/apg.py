@@ -43,8 +43,9 @@ class APG:
         self.env = differentiable(env)  # gradients through vmap need the plain physics
         self.config = config
         self.spec = networks.PolicySpec.for_env(env, "deterministic", config.hidden, config.activation)
-        self.optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
-                                     optax.adam(config.learning_rate))
+        # over the parameters as one vector: a few fused kernels, not a few per layer (see ppo.py)
+        self.optimizer = optax.flatten(optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
+                                                   optax.adam(config.learning_rate)))
 
     @property
     def env_steps_per_iteration(self) -> int:

@@ -26,7 +26,9 @@ from ..io import atomic_write_bytes
 from .networks import PolicySpec
 from .normalize import normalize
 
-CHECKPOINT_FORMAT = 1
+# 2: PPO's and APG's optimizer state is Adam's over the parameters as one vector (optax.flatten), so a
+# format-1 checkpoint of theirs no longer fits; refused by its format, with that said.
+CHECKPOINT_FORMAT = 2
 POLICY_FORMAT = 1
 
 
@@ -67,7 +69,8 @@ def load_checkpoint(path, template) -> tuple[object, dict]:
     except (OSError, KeyError, ValueError) as e:
         raise CheckpointError(f"{path}: not a readable checkpoint ({e})") from None
     if meta.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(f"{path}: checkpoint format {meta.get('format')} is not {CHECKPOINT_FORMAT}")
+        raise CheckpointError(f"{path}: checkpoint format {meta.get('format')} is not {CHECKPOINT_FORMAT} "
+                              "(written by another version of scenec: start the run afresh)")
     want, treedef = jax.tree_util.tree_flatten(template)
     if len(want) != len(leaves):
         raise CheckpointError(f"{path}: the checkpoint has {len(leaves)} arrays, this run's state "

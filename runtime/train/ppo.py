@@ -48,8 +48,11 @@ class PPO:
         self.env = env
         self.config = config
         self.spec = networks.PolicySpec.for_env(env, "gaussian", config.policy_hidden, config.activation)
-        self.optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
-                                     optax.adam(config.learning_rate))
+        # Adam over the parameters as one vector (optax.flatten): XLA compiles a few fused kernels for
+        # the update instead of a few per weight and bias (Ant's iteration: XLA 3.51-3.53 -> 3.28-3.29 s);
+        # the same arithmetic, the global norm summed in another order.
+        self.optimizer = optax.flatten(optax.chain(optax.clip_by_global_norm(config.max_grad_norm),
+                                                   optax.adam(config.learning_rate)))
         if (config.num_envs * config.unroll_length) % config.num_minibatches:
             raise ValueError(f"num_envs × unroll_length ({config.num_envs * config.unroll_length}) must "
                              f"divide into {config.num_minibatches} minibatches")
