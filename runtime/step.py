@@ -284,14 +284,15 @@ def for_gradients():
     """Within the block, a step traced is in the form that differentiates fastest: the output poses
     from a walk after the substep loop, not from one more turn of it (`OUTPUTS_IN_LOOP`), whose
     `lax.cond` jax is slow to linearize and whose linearization is large to compile. The same
-    arithmetic. Trace `jax.grad` of code that steps the physics inside it (the differentiable
-    environments of `envs.differentiable`, the trajectory optimiser and the default environment's
-    derivative rule do). Ant, the APG iteration of `scenec train --algo apg` (the gradient of 32 steps
-    of 32 environments), fresh processes: trace 5.65 → 3.65 s, lowering 1.58 → 1.31 s, XLA 25.3 →
-    20.2 s; one step's gradient at 32 environments: trace 2.7–2.9 → 2.1 s, XLA 11.0 → 10.2 s. (Per
-    thread, as `calls_from_python`.) Tried first: a jax.custom_jvp choosing the form for derivatives
-    by itself, which traced the loop's form too, each time the scan around it was linearized (APG's
-    trace 7.6 s)."""
+    arithmetic, fused otherwise by XLA (one step's gradient: 1.5e-7 of its largest entry apart).
+    Trace `jax.grad` of code that steps the physics inside it (the differentiable environments of
+    `envs.differentiable`, the trajectory optimiser and the default environment's derivative rule
+    do). Ant, the APG iteration of `scenec train --algo apg` (the gradient of 32 steps of 32
+    environments), fresh processes: trace 5.66 → 3.63–3.65 s, lowering 1.56 → 1.36 s, XLA 25.6 →
+    20.7–21.0 s, an iteration's run 711 → 588 ms; one step's gradient at 32 environments: trace
+    2.7–2.9 → 2.1 s, XLA 11.0 → 10.2 s. (Per thread, as `calls_from_python`.) Tried first: a
+    jax.custom_jvp choosing the form for derivatives by itself, which traced the loop's form too,
+    each time the scan around it was linearized (APG's trace 7.6 s)."""
     _POLICY.gradients = getattr(_POLICY, "gradients", 0) + 1
     try:
         yield
