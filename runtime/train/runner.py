@@ -2,7 +2,8 @@
 
 Where it sits: runtime/train, behind `scenec train` (compiler/cmd_train.py) and the benchmark scripts
 (tools/train_*.py). The learner's `iteration` (rollout + update) is one jitted call, compiled before
-the first iteration together with the evaluation and the initial state (`compiled_programs`); this
+the first iteration together with the initial state, and the evaluation traced and compiled in the
+background while the first iterations run (`compiled_programs`); this
 loop only calls it, logs its metrics (`metrics.jsonl`), evaluates the deterministic policy every
 `eval_every` iterations (a separate jitted rollout with its own keys, so evaluation never changes
 training), writes `checkpoint.npz` atomically every `checkpoint_seconds` and when interrupted, and
@@ -210,7 +211,7 @@ def train(learner, *, total_steps: int, out_dir, seed: int = 0, resume: bool = F
     def run_eval() -> dict:
         nonlocal last_eval, last_eval_iter
         params, stats = learner.policy_of(state)
-        ev = _scalars(eval_fn(params, stats, jax.random.fold_in(eval_key, done_iters)))
+        ev = _scalars(ready(eval_fn)(params, stats, jax.random.fold_in(eval_key, done_iters)))
         last_eval, last_eval_iter = ev["eval_return"], done_iters
         return ev
 
@@ -304,15 +305,23 @@ def jitted_iteration(learner):
 
 def compiled_programs(learner, eval_envs: int, length: int, init: bool = True, evaluate: bool = True) -> dict:
     """The run's programs, compiled: "iteration", and "init" and "eval" where asked for; each once per
-    learner (and evaluation size), kept for later runs in the same process (a resume).
+    learner (and evaluation size), kept for later runs in the same process (a resume). "eval" comes
+    as a `concurrent.futures.Future` of the compiled program while its compile is still running
+    (`ready` waits for it).
 
-    They are lowered one after the other (Python: the trace) and each handed to XLA on a thread of its
-    own as soon as it is lowered, so that XLA compiles one while jax traces the next and the compiles
-    overlap: XLA spends much of a compile in single-threaded passes, leaving a core idle. Ant PPO,
-    cold (`SCENEC_CACHE_DIR=off`, /tmp A/B script, two runs each): XLA of init, iteration and
-    evaluation one after the other 8.4–9.2 s, on three threads 7.1–7.4 s; the whole 100k-step
-    `scenec train scenes/ant.yaml --algo ppo` 19.3–19.6 s before, 17.5–18.3 s after. Init is lowered
-    first: its short trace lets its compile run beside the iteration's long one.
+    Init and the iteration are lowered one after the other (Python: the trace) and each handed to XLA
+    on a thread of its own as soon as it is lowered, so that XLA compiles one while jax traces the
+    next and the compiles overlap: XLA spends much of a compile in single-threaded passes, leaving a
+    core idle. Ant PPO, cold (`SCENEC_CACHE_DIR=off`, /tmp A/B script, two runs each): XLA of init,
+    iteration and evaluation one after the other 8.4–9.2 s, on three threads 7.1–7.4 s; the whole
+    100k-step `scenec train scenes/ant.yaml --algo ppo` 19.3–19.6 s before, 17.5–18.3 s after. Init is
+    lowered first: its short trace lets its compile run beside the iteration's long one. The
+    evaluation, first needed after `eval_every` iterations, is traced and compiled on a thread of its
+    own, beside the others' compiles, that nobody waits for before the first iteration: `scenec train
+    scenes/ant.yaml --steps 30000` (evaluation every 10 iterations), cold: first iteration logged at
+    7.07–7.10 s → 6.05–6.30 s, the tenth (the first evaluation) 7.32 → 6.39–6.64 s, the thirtieth 8.43
+    → 8.36–8.39 s. (Started only once the iteration had compiled, the evaluation's compile ran beside
+    the iterations instead: first at 5.78–6.08 s, the thirtieth at 9.66–10.15 s.)
 
     The iteration is compiled for a state where `_placement` puts it, the evaluation for the policy
     taken from that state; the state's shapes come from `jax.eval_shape` of `learner.init`, so a
@@ -330,20 +339,31 @@ def compiled_programs(learner, eval_envs: int, length: int, init: bool = True, e
                 lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=placement), tree)
 
         abstract = jax.eval_shape(learner.init, key)
-        with concurrent.futures.ThreadPoolExecutor(len(missing)) as pool:
-            futures = {}
-            for name in missing:
-                if name[0] == "iteration":
-                    lowered = jitted_iteration(learner).lower(placed(abstract))
-                elif name[0] == "eval":
-                    policy = placed(jax.eval_shape(learner.policy_of, abstract))
-                    lowered = jitted_evaluation(learner, eval_envs, length).lower(*policy, key)
-                else:
-                    lowered = jitted_init(learner).lower(key)
-                futures[name] = pool.submit(lowered.compile)
+
+        def evaluation():
+            policy = placed(jax.eval_shape(learner.policy_of, abstract))
+            return jitted_evaluation(learner, eval_envs, length).lower(*policy, key).compile()
+
+        pool = concurrent.futures.ThreadPoolExecutor(len(missing))
+        futures = {}
+        for name in missing:
+            if name[0] == "iteration":
+                futures[name] = pool.submit(jitted_iteration(learner).lower(placed(abstract)).compile)
+            elif name[0] == "eval":
+                cache[name] = pool.submit(evaluation)       # not waited for here
+            else:
+                futures[name] = pool.submit(jitted_init(learner).lower(key).compile)
+        try:
             for name, future in futures.items():
                 cache[name] = future.result()
+        finally:
+            pool.shutdown(wait=False)
     return {name[0]: cache[name] for name in wanted}
+
+
+def ready(program):
+    """A program from `compiled_programs`, waited for if its compile is still running."""
+    return program.result() if isinstance(program, concurrent.futures.Future) else program
 
 
 def jitted_evaluation(learner, num_envs: int, length: int):
