@@ -2,8 +2,8 @@
 
 Where it sits: runtime/train, behind `scenec train` (compiler/cmd_train.py) and the benchmark scripts
 (tools/train_*.py). The learner's `iteration` (rollout + update) is one jitted call, compiled before
-the first iteration together with the initial state, and the evaluation traced and compiled in the
-background while the first iterations run (`compiled_programs`); this
+the first iteration together with the initial state, and the evaluation lowered with them and
+compiled in the background while the first iterations run (`compiled_programs`); this
 loop only calls it, logs its metrics (`metrics.jsonl`), evaluates the deterministic policy every
 `eval_every` iterations (a separate jitted rollout with its own keys, so evaluation never changes
 training), writes `checkpoint.npz` atomically every `checkpoint_seconds` and when interrupted, and
@@ -316,12 +316,13 @@ def compiled_programs(learner, eval_envs: int, length: int, init: bool = True, e
     iteration and evaluation one after the other 8.4–9.2 s, on three threads 7.1–7.4 s; the whole
     100k-step `scenec train scenes/ant.yaml --algo ppo` 19.3–19.6 s before, 17.5–18.3 s after. Init is
     lowered first: its short trace lets its compile run beside the iteration's long one. The
-    evaluation, first needed after `eval_every` iterations, is traced and compiled on a thread of its
-    own, beside the others' compiles, that nobody waits for before the first iteration: `scenec train
-    scenes/ant.yaml --steps 30000` (evaluation every 10 iterations), cold: first iteration logged at
-    7.07–7.10 s → 6.05–6.30 s, the tenth (the first evaluation) 7.32 → 6.39–6.64 s, the thirtieth 8.43
-    → 8.36–8.39 s. (Started only once the iteration had compiled, the evaluation's compile ran beside
-    the iterations instead: first at 5.78–6.08 s, the thirtieth at 9.66–10.15 s.)
+    evaluation, first needed after `eval_every` iterations, is lowered with them (in the calling
+    thread, whose jax settings then hold for it too) and compiled on a thread of its own that nobody
+    waits for before the first iteration. `scenec train scenes/ant.yaml --steps 30000` (evaluation
+    every 10 iterations), cold, its first iteration logged at 7.07–7.10 s → 5.68–5.90 s, the tenth
+    (the first evaluation) 7.32 → 6.03–6.22 s, the thirtieth 8.43 → 7.93–8.15 s. (Traced on its
+    thread as well: the first at 6.05–6.30 s. Compiled only once the iteration had: the first at
+    5.78–6.08 s, but the thirtieth at 9.66–10.15 s, its compile beside the iterations.)
 
     The iteration is compiled for a state where `_placement` puts it, the evaluation for the policy
     taken from that state; the state's shapes come from `jax.eval_shape` of `learner.init`, so a
@@ -340,17 +341,16 @@ def compiled_programs(learner, eval_envs: int, length: int, init: bool = True, e
 
         abstract = jax.eval_shape(learner.init, key)
 
-        def evaluation():
-            policy = placed(jax.eval_shape(learner.policy_of, abstract))
-            return jitted_evaluation(learner, eval_envs, length).lower(*policy, key).compile()
-
         pool = concurrent.futures.ThreadPoolExecutor(len(missing))
         futures = {}
         for name in missing:
             if name[0] == "iteration":
                 futures[name] = pool.submit(jitted_iteration(learner).lower(placed(abstract)).compile)
             elif name[0] == "eval":
-                cache[name] = pool.submit(evaluation)       # not waited for here
+                # lowered here, where the caller's jax settings hold (a context such as
+                # jax.experimental.enable_x64 is the calling thread's), compiled unwaited for
+                policy = placed(jax.eval_shape(learner.policy_of, abstract))
+                cache[name] = pool.submit(jitted_evaluation(learner, eval_envs, length).lower(*policy, key).compile)
             else:
                 futures[name] = pool.submit(jitted_init(learner).lower(key).compile)
         try:
