@@ -275,8 +275,26 @@ def _advance(m: Model, q0, qd0, ctrl):
 OUTPUTS_IN_LOOP = True
 
 
+# How many blocks of each tracing policy this thread is in (`calls_from_python`, `on_one_device`,
+# `for_gradients`): a trace runs in the thread that calls the jitted function.
+_POLICY = threading.local()
+
+
+@contextlib.contextmanager
+def _policy_block(name: str):
+    setattr(_POLICY, name, _in_policy(name) + 1)
+    try:
+        yield
+    finally:
+        setattr(_POLICY, name, _in_policy(name) - 1)
+
+
+def _in_policy(name: str) -> int:
+    return getattr(_POLICY, name, 0)
+
+
 def outputs_in_loop() -> bool:
-    return OUTPUTS_IN_LOOP and jax.default_backend() == "cpu" and not getattr(_POLICY, "gradients", 0)
+    return OUTPUTS_IN_LOOP and jax.default_backend() == "cpu" and not _in_policy("gradients")
 
 
 @contextlib.contextmanager
@@ -293,11 +311,8 @@ def for_gradients():
     2.7–2.9 → 2.1 s, XLA 11.0 → 10.2 s. (Per thread, as `calls_from_python`.) Tried first: a
     jax.custom_jvp choosing the form for derivatives by itself, which traced the loop's form too,
     each time the scan around it was linearized (APG's trace 7.6 s)."""
-    _POLICY.gradients = getattr(_POLICY, "gradients", 0) + 1
-    try:
+    with _policy_block("gradients"):
         yield
-    finally:
-        _POLICY.gradients -= 1
 
 
 TILE = 128   # environments per tile of a large batch (see `_tile`)
@@ -395,20 +410,14 @@ def _tile(batch: int, cap: int | None = TILE) -> int:
 #   fetch at 16 (0.3 ms) ×0.65–0.8 split, Humanoid at 16 (1.3 ms) ×1.1, grasp at 16 (1.0 ms) ×0.85;
 #   at 64 and up those four ran ×1.3–2.2 faster split.
 SPLIT_FROM_US = {"scan": 12.0, "call": 1000.0}
-_POLICY = threading.local()   # .calls, .replica, .gradients: the blocks of each policy this thread is in
-
-
 @contextlib.contextmanager
 def calls_from_python():
     """Within the block, a step traced for a batch splits it as a program called once per control
     step from Python should (`SPLIT_FROM_US["call"]`), not as a jitted loop's body. `jit_step` and
     `GymVectorEnv` trace under it; so should `carry_sharding` for their placements. (Per thread: a
     trace runs in the thread that calls the jitted function.)"""
-    _POLICY.calls = getattr(_POLICY, "calls", 0) + 1
-    try:
+    with _policy_block("calls"):
         yield
-    finally:
-        _POLICY.calls -= 1
 
 
 # Units of `env_cost_us`'s count per microsecond of one core's time, fitted (geometric mean) to the
@@ -464,10 +473,10 @@ def split_devices(batch: int, m: Model) -> list:
     device, another backend (a GPU runs the whole batch), or inside the caller's own mesh (`pmap`,
     `shard_map`, `jax.set_mesh`: the caller places the batch)."""
     devices = jax.devices()
-    mine = jax.sharding.get_abstract_mesh().empty and not getattr(_POLICY, "replica", 0)
+    mine = jax.sharding.get_abstract_mesh().empty and not _in_policy("replica")
     if mine and batch > 1 and len(devices) > 1 and devices[0].platform == "cpu":
         work = batch * _env_cost(m)
-        least = SPLIT_FROM_US["call" if getattr(_POLICY, "calls", 0) else "scan"] / 2
+        least = SPLIT_FROM_US["call" if _in_policy("calls") else "scan"] / 2
         for n in range(len(devices), 1, -1):
             if batch % n == 0 and work / n >= least:
                 return devices[:n]
@@ -541,11 +550,8 @@ def on_one_device():
     """Within the block, a step traced for a batch keeps it on one device: for a function traced for
     one device's share of a batch and run on every device as replicas (replicas.py), whose share must
     not be split again. (Per thread, as `calls_from_python`.)"""
-    _POLICY.replica = getattr(_POLICY, "replica", 0) + 1
-    try:
+    with _policy_block("replica"):
         yield
-    finally:
-        _POLICY.replica -= 1
 
 
 def _step_per_device(m: Model, state: State, action) -> State:

@@ -93,25 +93,15 @@ def evaluate(learner, state, seed=123):
 @pytest.mark.parametrize("algo,steps", [("ppo", 40_000), pytest.param("es", 64_000, marks=pytest.mark.slow),
                                         pytest.param("apg", 12_800, marks=pytest.mark.slow)])
 def test_learner_improves_the_point_mass(learners, tmp_path, algo, steps):
-    # A learner may miss the mark from an unlucky start: ES did from 1 seed in 16 with this budget
-    # (seeds 0-15, 2026-12-07, once with the environments' random streams of that day and once with
-    # the earlier ones, a different seed each time; every other run ended at -6.4 to -11.7). So a
-    # second seed is tried where the first misses: a learner that learns passes all but about 1 time
-    # in 250, one that does not never does.
     learner = learners[algo]
     before = evaluate(learner, runner.jitted_init(learner)(jax.random.PRNGKey(0)))
+    result = runner.train(learner, total_steps=steps, out_dir=tmp_path, seed=0, eval_every=0,
+                          progress=False)
+    after = evaluate(learner, result.state)
     assert before < UNTRAINED_BELOW
-    afters = []
-    for seed in (0, 1):
-        out = tmp_path / f"seed{seed}"
-        result = runner.train(learner, total_steps=steps, out_dir=out, seed=seed, eval_every=0,
-                              progress=False)
-        afters.append(evaluate(learner, result.state))
-        if afters[-1] > TRAINED_ABOVE:
-            break
-    assert afters[-1] > TRAINED_ABOVE, f"{algo}: {before:.2f} -> {afters}"
-    assert (out / "policy.npz").exists()
-    log = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert after > TRAINED_ABOVE, f"{algo}: {before:.2f} -> {after:.2f}"
+    assert (tmp_path / "policy.npz").exists()
+    log = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert len(log) == result.iterations and log[-1]["env_steps"] == result.env_steps
 
 

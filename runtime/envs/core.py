@@ -231,24 +231,24 @@ class TaskEnv(Env):
         q, qd = m.q0, m.qd0
         a, b = self.task.reset_noise_q, self.task.reset_noise_qd
         kinds = [JointKind(int(k)) for k in m.jnt_kind]
-        turning = [j for j, k in enumerate(kinds) if k in (JointKind.FREE, JointKind.BALL)]
+        nturn = sum(k in (JointKind.FREE, JointKind.BALL) for k in kinds)   # joints turned by a rotation
         nq = m.nq if a > 0 and m.nq else 0
-        nrot = 3 * len(turning) if nq else 0
+        nrot = 3 * nturn if nq else 0
         nv = m.nv if b > 0 and m.nv else 0
         if nq + nrot + nv == 0:
             return q, qd
         u = jax.random.uniform(key, (nq + nrot + nv,), q.dtype, -1.0, 1.0)
         if nq:
             noise = a * u[:nq]
-            rots = a * u[nq:nq + nrot].reshape((len(turning), 3))
+            rots = iter(a * u[nq:nq + nrot].reshape((nturn, 3)))     # one per turned joint, in order
             parts = []
             for j, kind in enumerate(kinds):
                 adr = int(m.jnt_qpos_adr[j])
                 if kind is JointKind.FREE:
                     parts.append(q[adr:adr + 3] + noise[adr:adr + 3])
-                    parts.append(rtask._quat_mul(q[adr + 3:adr + 7], _rotvec_quat(rots[turning.index(j)])))
+                    parts.append(rtask._quat_mul(q[adr + 3:adr + 7], _rotvec_quat(next(rots))))
                 elif kind is JointKind.BALL:
-                    parts.append(rtask._quat_mul(q[adr:adr + 4], _rotvec_quat(rots[turning.index(j)])))
+                    parts.append(rtask._quat_mul(q[adr:adr + 4], _rotvec_quat(next(rots))))
                 else:
                     parts.append(q[adr:adr + 1] + noise[adr:adr + 1])
             q = jnp.concatenate(parts)
