@@ -133,14 +133,24 @@ def _rotvec_quat(r):
     return jnp.concatenate([jnp.cos(theta / 2)[None], 0.5 * jnp.sinc(theta / (2 * jnp.pi)) * r])
 
 
-def batched_physics(model: Model):
+def batched_physics(model: Model, gradients_outside: bool = False):
     """`step(state, action)` of `model` whose vmap calls the step once on the whole batch.
 
     The step takes leading batch axes itself and is about twice as fast that way as under
     `jax.vmap` (runtime/step.py moves the batch to the last axis inside); environments are written
-    for one copy and vmapped, so this rule hands the batch straight to the step."""
+    for one copy and vmapped, so this rule hands the batch straight to the step.
+
+    By default derivatives go through the plain step per environment (a rule of their own), so
+    `jax.grad` of one environment works, and `jax.vmap` of it. With `gradients_outside` there is no
+    such rule: the step runs batched in the derivatives too, traced under `step.for_gradients`, but
+    only where `jax.grad` is taken outside the vmap (`jax.grad` of a function that calls
+    `jax.vmap(env.step)`, as APG's objective does); jax cannot linearize a `custom_vmap` it meets
+    before the vmap has handed it the batch ("Linearization failed")."""
 
     def plain(state, action):
+        if gradients_outside:
+            with rstep.for_gradients():
+                return rstep.step(model, state, action)
         return rstep.step(model, state, action)
 
     @custom_vmap
@@ -156,6 +166,9 @@ def batched_physics(model: Model):
             action = jnp.broadcast_to(action, (axis_size,) + action.shape)
         out = plain(state, action)
         return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    if gradients_outside:
+        return fast
 
     # Derivatives go through the plain step (a custom_vmap alone cannot be linearized), so jax.grad
     # works with or without vmap; only the primal rollout takes the fast path.
@@ -195,8 +208,9 @@ class TaskEnv(Env):
         self.metric_names = tuple(probe.metrics)
         self._dtype = dtype
 
-    def with_plain_physics(self) -> "TaskEnv":
-        """A copy whose step calls the physics per environment (see wrappers.differentiable)."""
+    def with_plain_physics(self, batched: bool = False) -> "TaskEnv":
+        """A copy whose step calls the physics per environment, or with `batched` on the whole
+        vmapped batch for gradients taken outside the vmap (see wrappers.differentiable)."""
         import copy
 
         new = copy.copy(self)
@@ -206,7 +220,7 @@ class TaskEnv(Env):
             with rstep.for_gradients():    # the step's form that differentiates fastest
                 return rstep.step(model, state, action)
 
-        new._physics = physics
+        new._physics = batched_physics(model, gradients_outside=True) if batched else physics
         return new
 
     # -- helpers --

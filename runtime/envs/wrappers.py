@@ -149,17 +149,22 @@ def wrap(env: Env, *, episode_length: int | None = None, action_repeat: int | No
     return env
 
 
-def differentiable(env: Env) -> Env:
+def differentiable(env: Env, batched: bool = False) -> Env:
     """The same stack of wrappers over a TaskEnv whose physics is the plain step, for `jax.grad`
     through `jax.vmap(env.step)` (APG, trajectory optimisation). The default physics hands a vmapped
     batch to the step's fast path (a custom_vmap rule), which jax 0.10 cannot differentiate under
-    vmap; a single environment differentiates either way."""
+    vmap; a single environment differentiates either way.
+
+    With `batched` the vmapped batch goes to the step's fast path in the derivatives too, where
+    `jax.grad` is taken outside the vmap (APG's objective: the gradient of a scan over
+    `jax.vmap(env.step)`); `jax.grad` of one environment, or `jax.vmap(jax.grad(...))`, then fails
+    ("Linearization failed"). Ant's APG iteration (32 environments, 32 steps): see apg.py."""
     if isinstance(env, Wrapper):
         new = copy.copy(env)
-        new.env = differentiable(env.env)
+        new.env = differentiable(env.env, batched)
         return new
     if isinstance(env, TaskEnv):
-        return env.with_plain_physics()
+        return env.with_plain_physics(batched)
     return env
 
 
