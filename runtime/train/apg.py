@@ -45,9 +45,10 @@ class APG:
         # (32 environments, 32 steps; fresh process, 5 rounds of 3 iterations, 2-core Intel Xeon,
         # 2026-12-07): 579 → 435–447 ms a run, but trace + lowering 4.8 → 5.1–5.4 s and XLA 20.0 →
         # 24.2–25.1 s: even after about 45 iterations, where a default run (`scenec train --algo
-        # apg`, 1e6 steps) has 977. Gradients the same at one step (3.7e-7 relative); over 32 steps
-        # of Ant they part as any two roundings of a chaotic rollout do (0.14 relative, a gradient
-        # norm of 1.3e3).
+        # apg`, 1e6 steps) has 977. Humanoid: 2,587 → 2,415 ms, trace + lowering 10.5 → 11.4 s, XLA
+        # 38.7 → 42.2 s (even after about 30). Gradients the same at one step (Ant 3.7e-7 relative);
+        # over 32 steps of Ant they part as any two roundings of a chaotic rollout do (0.14 relative,
+        # a gradient norm of 1.3e3; Humanoid 2.1e-6).
         self.env = differentiable(env, batched=True)
         self.config = config
         self.spec = networks.PolicySpec.for_env(env, "deterministic", config.hidden, config.activation)
