@@ -267,7 +267,12 @@ def _candidates(m: Model, f: Frames) -> _Slots:
     could gain; with K = 8 of 52, 46 and 10 pairs ×0.99–1.00 (`tools/ablate.py`, an in-process A/B),
     K = 12 ×0.97; with a fixed choice instead of the per-step one ×1.07, so the choice cost 8% of the
     step (119 µs per tile of 64 and control step alone: poses 44, gaps 36, choice 15) and the gathered
-    kernels most of the rest; the gathers as one-hot sums over the colliders: ×0.91."""
+    kernels most of the rest; the gathers as one-hot sums over the colliders: ×0.91. K = 4: ×1.04 (a
+    gathered pair cost about 2.4× a static one: 12 more pairs, 8 against 4 per group, −6%), with the
+    choice of 16 slots from its 45 rows by groups as from 189: ×1.04. XLA's count (`python
+    tools/flops_by_scope.py SCENE --xla`, K = 8): collide 210k → 87k operations per environment and
+    control step, the choice of slots 59k → 77k (61 rows scanned whole in each round), the pairs'
+    choice 32k: 1,755k → 1,682k in all."""
     gpos, gmat, gz = collider_poses(m, f)
     fields = {k: [] for k in ("dist", "pos", "normal", "active", "pair")}
     pair = 0
