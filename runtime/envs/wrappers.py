@@ -151,7 +151,7 @@ def wrap(env: Env, *, episode_length: int | None = None, action_repeat: int | No
 
 def differentiable(env: Env, batched: bool = False) -> Env:
     """The same stack of wrappers over a TaskEnv whose physics is the plain step, for `jax.grad`
-    through `jax.vmap(env.step)` (APG, trajectory optimisation). The default physics hands a vmapped
+    through `jax.vmap(env.step)`. The default physics hands a vmapped
     batch to the step's fast path (a custom_vmap rule), which jax 0.10 cannot differentiate under
     vmap; a single environment differentiates either way.
 
