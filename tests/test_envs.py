@@ -288,11 +288,19 @@ def test_gradient_through_the_step_matches_finite_differences(base, fns):
     assert g == pytest.approx(fd, rel=2e-2, abs=1e-3)
 
 
-def test_batched_gradients_match_the_per_environment_ones(env, fns):
+@pytest.mark.parametrize("split", [False, True])
+def test_batched_gradients_match_the_per_environment_ones(env, fns, split, monkeypatch):
     # envs.differentiable(env, batched=True) (APG's form) runs the vmapped batch through the step's
     # batch path inside jax.grad; envs.differentiable(env) vmaps the plain step. The same gradient
     # of a batch's return over three steps up to float32 rounding of the same arithmetic in another
-    # layout (rtol 1e-5), and nonzero (the actions move the masses).
+    # layout (rtol 1e-5), and nonzero (the actions move the masses); with `split` the step splits
+    # the batch over the host's devices (where there are two), so the gradient goes back through
+    # that split too.
+    if split:
+        if len(jax.devices()) < 2:
+            pytest.skip("needs two XLA host devices")
+        monkeypatch.setitem(rstep.SPLIT_FROM_US, "scan", 0.0)
+        monkeypatch.setitem(rstep.SPLIT_FROM_US, "call", 0.0)
     s = fns["batch_reset"](jax.random.split(jax.random.PRNGKey(14), 8))
 
     def objective(e):
@@ -306,7 +314,10 @@ def test_batched_gradients_match_the_per_environment_ones(env, fns):
 
     a = jnp.linspace(-0.6, 0.6, 8)[:, None]
     plain = np.asarray(objective(envs.differentiable(env))(a))
-    batched = np.asarray(objective(envs.differentiable(env, batched=True))(a))
+    grad = objective(envs.differentiable(env, batched=True))
+    if split:
+        assert "shard_map" in str(jax.make_jaxpr(grad)(a))
+    batched = np.asarray(grad(a))
     assert np.all(np.abs(plain) > 1e-3)
     np.testing.assert_allclose(batched, plain, rtol=1e-5, atol=1e-7)
 
