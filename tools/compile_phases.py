@@ -11,7 +11,10 @@ profiler, split into XLA's own phases.
 iteration (runtime/train/runner.py `jitted_iteration`, the learner's defaults, the environment of the
 scene's task): the rollout, the task and auto-reset, and the update, placed as the runner places its
 state. Ant, 2026-12-07: PPO trace + lower 1.1 s, XLA 3.3-3.4 s; APG (the gradient of 32 steps through the
-physics) 5.0-5.3 s and 20.7-21.3 s.
+physics) 5.0-5.3 s and 20.7-21.3 s with the step vmapped per environment on one device, and since
+cfc3c89 (the batch through the step's batch path, split over the two devices) 6.8 s and 28.8 s, the
+SPMD partitioner 4.1 s of it, in a slower state of the machine (the two forms side by side there:
+XLA 20.0 against 24.2-25.1 s).
 
 Per scene: jax's trace and lowering (Python), then XLA's compile as the wall time of its phases, read
 from the profiler's spans (names as XLA's CPU compiler writes them in jaxlib 0.10; a phase it does not
