@@ -120,6 +120,26 @@ def _iteration_lowering(scene: str, algo: str):
     return lambda: runner.jitted_iteration(learner).lower(abstract)
 
 
+def _step_lowering(scene: str, batch: int, steps: int, rollout: bool):
+    """A function that lowers the step at `batch` as `scenec bench` compiles it
+    (cmd_bench.bench_point), or with `rollout` `scenec run`'s rollout of `steps` control steps (the
+    scene's analysis and the initial state made first, outside the timing)."""
+    import jax
+    import jax.numpy as jnp
+
+    from scenec.compiler.cmd_run import load_model, rollout_fn
+    from scenec.runtime import step as rstep
+
+    model, code = load_model(scene)
+    if model is None:
+        raise SystemExit(code)
+    if rollout:
+        return lambda: rollout_fn(model, batch, steps).lower(jax.random.PRNGKey(0))
+    state = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), jax.jit(rstep.init)(model))
+    action = jnp.zeros((batch, model.nu), state.q.dtype)
+    return lambda: rstep.lower_jit_step(model, state, action)
+
+
 def measure(scene: str, batch: int, steps: int, rollout: bool, train: str | None = None) -> dict:
     """Trace, lower and compile the step (or the rollout, or a learner's iteration) in this process
     under the profiler; the phases and sizes."""
@@ -131,28 +151,9 @@ def measure(scene: str, batch: int, steps: int, rollout: bool, train: str | None
     import scenec.runtime  # noqa: F401  (the XLA flags, before jax starts)
     import jax
 
-    from scenec.compiler.cmd_run import load_model, rollout_fn
-
-    model, code = (None, 0) if train else load_model(scene)
-    if train:
-        lower = _iteration_lowering(scene, train)
-        t = time.perf_counter()
-        lowered = lower()
-    elif model is None:
-        raise SystemExit(code)
-    elif rollout:
-        t = time.perf_counter()
-        lowered = rollout_fn(model, batch, steps).lower(jax.random.PRNGKey(0))
-    else:                                   # as `scenec bench` compiles the step (cmd_bench.bench_point)
-        import jax.numpy as jnp
-
-        from scenec.runtime import step as rstep
-
-        state = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape),
-                                       jax.jit(rstep.init)(model))
-        action = jnp.zeros((batch, model.nu), state.q.dtype)
-        t = time.perf_counter()
-        lowered = rstep.lower_jit_step(model, state, action)
+    lower = _iteration_lowering(scene, train) if train else _step_lowering(scene, batch, steps, rollout)
+    t = time.perf_counter()
+    lowered = lower()
     lower_s = time.perf_counter() - t
     with tempfile.TemporaryDirectory() as folder:
         t = time.perf_counter()

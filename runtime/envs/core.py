@@ -133,6 +133,16 @@ def _rotvec_quat(r):
     return jnp.concatenate([jnp.cos(theta / 2)[None], 0.5 * jnp.sinc(theta / (2 * jnp.pi)) * r])
 
 
+def _step_for_gradients(model: Model):
+    """`step(state, action)` of `model` traced in the form that differentiates fastest
+    (`step.for_gradients`)."""
+
+    def physics(state, action):
+        with rstep.for_gradients():
+            return rstep.step(model, state, action)
+    return physics
+
+
 def batched_physics(model: Model, gradients_outside: bool = False):
     """`step(state, action)` of `model` whose vmap calls the step once on the whole batch.
 
@@ -147,11 +157,11 @@ def batched_physics(model: Model, gradients_outside: bool = False):
     `jax.vmap(env.step)`, as APG's objective does); jax cannot linearize a `custom_vmap` it meets
     before the vmap has handed it the batch ("Linearization failed")."""
 
-    def plain(state, action):
-        if gradients_outside:
-            with rstep.for_gradients():
-                return rstep.step(model, state, action)
-        return rstep.step(model, state, action)
+    if gradients_outside:
+        plain = _step_for_gradients(model)
+    else:
+        def plain(state, action):
+            return rstep.step(model, state, action)
 
     @custom_vmap
     def fast(state, action):
@@ -214,13 +224,8 @@ class TaskEnv(Env):
         import copy
 
         new = copy.copy(self)
-        model = self.model
-
-        def physics(state, action):
-            with rstep.for_gradients():    # the step's form that differentiates fastest
-                return rstep.step(model, state, action)
-
-        new._physics = batched_physics(model, gradients_outside=True) if batched else physics
+        new._physics = (batched_physics(self.model, gradients_outside=True) if batched
+                        else _step_for_gradients(self.model))
         return new
 
     # -- helpers --
