@@ -11,7 +11,12 @@ Engines (ENGINES):
 - mujoco: MuJoCo's C engine on all cores, `mujoco.rollout.rollout` with one MjData per thread (a
   thread pool per call: with `persistent_pool=True`, a later XLA CPU computation in the same process
   never finished, mujoco 4.0.0 with jax 0.10.2), PGS with our iteration count (as exported). The
-  batch is run in chunks so that the state trajectory it returns stays under ROLLOUT_BYTES.
+  batch is run in chunks so that the state trajectory it returns stays under ROLLOUT_BYTES. Its
+  work per step depends on the state (contacts past its broadphase, constraint rows in its PGS),
+  ours does not, so the result also gives MuJoCo's mean contacts and constraint rows a step over the
+  timed rollouts (`mujoco_contact_counts`, the first CONTACT_SAMPLE environments replayed): Humanoid
+  falls for its first ten control steps with none, and over 20 control steps MuJoCo ran 1.6 times
+  as fast as over 400, where the body lies on the floor with about 2.7 (2026-12-07).
 - mjx: `mujoco.mjx` (package mujoco-mjx), `jax.vmap(mjx.step)` under jit, with the solver options of
   Brax's and MuJoCo Playground's Ant (Newton, iterations 1, ls_iterations 4). mjx-ours: the same with
   our iteration count (fairer when a scene relies on more solver work).
@@ -67,6 +72,7 @@ INSTALL_HINT = "pip install 'scenec[bench]' (mujoco-mjx, brax)"
 MJX_ITERATIONS, MJX_LS_ITERATIONS = 1, 4
 # Largest state trajectory one mujoco.rollout call returns (batch chunk × nstep × nstate float64).
 ROLLOUT_BYTES = 256 << 20
+CONTACT_SAMPLE = 16       # environments replayed for MuJoCo's contact counts (mujoco_contact_counts)
 # Seconds one engine may take at one point (compile and all timed runs) before it is stopped.
 PEER_TIMEOUT_S = 600.0
 # XLA flags the JAX engines run with. With XLA's concurrency-optimised CPU scheduler (jaxlib 0.10.2),
@@ -234,6 +240,19 @@ def ctrl_bounds(mj):
 # ----------------------------------------------------------------------------------------------- MuJoCo
 
 
+def _initial_states(mj, qpos0, qvel0, d):
+    """(batch, nstate) MuJoCo full physics states of `d` with each environment's qpos, qvel, time 0."""
+    import mujoco
+
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    init = np.empty((qpos0.shape[0], mujoco.mj_stateSize(mj, spec)))
+    for i in range(qpos0.shape[0]):
+        d.qpos[:], d.qvel[:] = qpos0[i], qvel0[i]
+        d.time = 0.0
+        mujoco.mj_getState(mj, d, init[i], spec)
+    return init
+
+
 def mujoco_rollout(mj, qpos0, qvel0, control, nthread: int | None = None, datas=None, out=None):
     """Final qpos (batch, nq) of MuJoCo rollouts from (qpos0, qvel0) ((batch, nq), (batch, nv)) under
     `control` ((batch, nstep, nu)), on `nthread` threads, in batch chunks of at most ROLLOUT_BYTES of
@@ -241,21 +260,14 @@ def mujoco_rollout(mj, qpos0, qvel0, control, nthread: int | None = None, datas=
     import mujoco
     from mujoco import rollout
 
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    nstate = mujoco.mj_stateSize(mj, spec)
+    nstate = mujoco.mj_stateSize(mj, mujoco.mjtState.mjSTATE_FULLPHYSICS)
     batch, nstep = control.shape[0], control.shape[1]
     nthread = nthread or os.cpu_count() or 1
     datas = datas or [mujoco.MjData(mj) for _ in range(nthread)]
     chunk = max(1, min(batch, ROLLOUT_BYTES // max(1, nstep * nstate * 8)))
     if out is None or out.shape[0] < chunk:
         out = np.empty((chunk, nstep, nstate))
-    # initial states: MuJoCo's full physics state of the keyframe with our q0/qd0
-    d = datas[0]
-    init = np.empty((batch, nstate))
-    for i in range(batch):
-        d.qpos[:], d.qvel[:] = qpos0[i], qvel0[i]
-        d.time = 0.0
-        mujoco.mj_getState(mj, d, init[i], spec)
+    init = _initial_states(mj, qpos0, qvel0, datas[0])
     qpos_slice = slice(1, 1 + mj.nq)              # FULLPHYSICS = time, qpos, qvel, act, ...
     final = np.empty((batch, mj.nq))
     for start in range(0, batch, chunk):
@@ -265,6 +277,28 @@ def mujoco_rollout(mj, qpos0, qvel0, control, nthread: int | None = None, datas=
                         state=out[:n])
         final[start:stop] = out[:n, -1, qpos_slice]
     return final
+
+
+def mujoco_contact_counts(mj, qpos0, qvel0, control):
+    """MuJoCo's active contacts and constraint rows (`ncon`, `nefc`) after each step of the rollouts
+    `mujoco_rollout` runs from the same states under the same controls, (batch, nstep) each, on one
+    thread. MuJoCo's work in a step grows with them (the pairs past its broadphase go through their
+    narrow phase, its PGS sweeps nefc rows), where ours is the same in every step (every candidate
+    pair, the contact budget's slots), so they say which regime a timed run measured."""
+    import mujoco
+
+    d = mujoco.MjData(mj)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    init = _initial_states(mj, qpos0, qvel0, d)
+    ncon = np.zeros(control.shape[:2], np.int32)
+    nefc = np.zeros_like(ncon)
+    for i in range(control.shape[0]):
+        mujoco.mj_setState(mj, d, init[i], spec)
+        for t in range(control.shape[1]):
+            d.ctrl[:] = control[i, t]
+            mujoco.mj_step(mj, d)
+            ncon[i, t], nefc[i, t] = d.ncon, d.nefc
+    return ncon, nefc
 
 
 def _mujoco(engine, model, xml, batch, steps, repeats, seed):
@@ -294,9 +328,15 @@ def _mujoco(engine, model, xml, batch, steps, repeats, seed):
     bad = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
            mujoco.mjtWarning.mjWARN_BADQACC)
     resets = sum(int(d.warning[int(w)].number) for d in datas for w in bad)
+    # which regime the timed runs were in: MuJoCo's contacts and constraint rows a step, replayed for
+    # the first CONTACT_SAMPLE environments (their counts do not depend on the threads)
+    ncon, nefc = mujoco_contact_counts(mj, qpos0[:CONTACT_SAMPLE], qvel0[:CONTACT_SAMPLE],
+                                       control[:CONTACT_SAMPLE])
     return _figures(engine, float(mj.opt.timestep), batch, nstep, times, compile_s=0.0,
                     solver="PGS", iterations=int(mj.opt.iterations), threads=nthread,
-                    nonfinite=int(np.sum(~np.all(np.isfinite(final), axis=1))), resets=resets)
+                    nonfinite=int(np.sum(~np.all(np.isfinite(final), axis=1))), resets=resets,
+                    contacts_per_step=float(ncon.mean()), constraint_rows_per_step=float(nefc.mean()),
+                    counted_envs=int(ncon.shape[0]))
 
 
 # ----------------------------------------------------------------------------------------------- MJX

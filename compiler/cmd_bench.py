@@ -264,6 +264,8 @@ def _first_line(e: Exception) -> str:
 
 def _peer_line(r: dict) -> str:
     its = f"{r['iterations']} it" + (f", ls {r['ls_iterations']}" if "ls_iterations" in r else "")
+    if "contacts_per_step" in r:
+        its += f" ({r['contacts_per_step']:.1f} contacts, {r['constraint_rows_per_step']:.1f} rows a step)"
     bad = (f", {r['nonfinite']} non-finite" if r.get("nonfinite") else "") + (
         f", {r['resets']} resets of bad states" if r.get("resets") else "")
     return (f"h {r['timestep']:g} s, {r['solver']} {its}: "
@@ -272,6 +274,8 @@ def _peer_line(r: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from scenec.runtime.constraints import solved_contacts
+
     from .cmd_run import load_model
 
     try:
@@ -352,8 +356,10 @@ def run(args: argparse.Namespace) -> int:
         model, code = load_model(path, args.allow_outside)
         if model is None:
             return code
+        solved, candidates = solved_contacts(model)
         entry = {"scene": model.name, "source": path, "timestep": float(model.timestep),
-                 "substeps": model.substeps, "points": []}
+                 "substeps": model.substeps, "contacts_solved": solved, "contact_candidates": candidates,
+                 "points": []}
         xml = None
         if engines:
             from .bench_peers import exports
@@ -363,7 +369,8 @@ def run(args: argparse.Namespace) -> int:
                 xml = exports(model)
             except ExportError as e:
                 print(f"  no peer comparison for {model.name}: {e}")
-        print(f"\n{model.name}: dt {float(model.timestep):g} s, {model.substeps} substep(s), nv {model.nv}")
+        print(f"\n{model.name}: dt {float(model.timestep):g} s, {model.substeps} substep(s), nv {model.nv}"
+              + (f", {solved} of {candidates} candidate contacts solved in every step" if candidates else ""))
         print(f"  {'batch':>6} {'trace s':>8} {'XLA s':>7} {'physics steps/s':>22} {'sim s/wall s':>13} "
               f"{'MFLOP/step':>11} {'MB/step':>8} {'% peak':>7} {'devices':>7} {'step MB':>8} {'RSS MB':>7}")
         for b in batches:

@@ -955,13 +955,19 @@ def _candidate_rows(m: Model) -> int:
     return sum(len(g.geom1) * g.ncon for g in m.pair_groups)
 
 
+def solved_contacts(m: Model) -> tuple[int, int]:
+    """(contacts the solver takes in every step, candidate contacts): every candidate contact, or
+    the contact budget's closest; the same number in every step, touching or not."""
+    if not m.pair_groups or m.nv == 0:
+        return 0, 0
+    n = _candidate_rows(m)
+    return (m.contact_budget if 0 < m.contact_budget < n else n), n
+
+
 def contact_slots(m: Model, batch: int) -> int:
     """The contact slots `solve_velocity` solves for a tile of `batch` environments: every candidate
     row, or the contact budget; past _UNROLLED_UP_TO, padded to the sweep's unroll (`_padded`)."""
-    if not m.pair_groups or m.nv == 0:
-        return 0
-    n = _candidate_rows(m)
-    k = m.contact_budget if 0 < m.contact_budget < n else n
+    k, _ = solved_contacts(m)
     return _padded(k, _sweep_unroll(batch, k)) if k > _UNROLLED_UP_TO else k
 
 

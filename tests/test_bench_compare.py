@@ -55,6 +55,50 @@ def test_mujoco_rollout_ends_where_our_step_ends():
         assert np.abs(q[-1] - final[i]).max() <= Q_TOL, (q[-1], final[i])
 
 
+FALL_SCENE = """
+name: falling_sphere
+options: {timestep: 0.002}
+bodies:
+  - name: ground
+    colliders: [{plane: {}, friction: 1.0}]
+  - name: ball
+    pos: [0, 0, %r]
+    colliders: [{sphere: {radius: 0.1 m}, friction: 1.0}]
+    mass: 1 kg
+joints:
+  - {name: ball_free, kind: free, child: ball}
+"""
+
+
+def test_mujoco_contact_counts_follow_a_free_fall_to_the_floor(tmp_path):
+    # A sphere of radius r released at rest with its lowest point d above a plane: MuJoCo's
+    # semi-implicit Euler puts it at z_k = z0 − g·h²·k(k+1)/2 after k steps, and step t (from 1)
+    # collides at z_{t−1}, so the first t* − 1 steps have no contact, t* = 1 + min{k : z_k < r},
+    # and from step t* on one (a sphere on a plane is one contact; MuJoCo's default contact is
+    # critically damped, so it does not bounce off). A sphere resting on the plane: one in every step.
+    r, d, h, g = 0.1, 0.02, 0.002, 9.81
+    path = tmp_path / "fall.yaml"
+    path.write_text(FALL_SCENE % (r + d))
+    model = api.compile(str(path), measure_jit=False).model
+    mj = mujoco.MjModel.from_xml_string(to_mjcf(model))
+    assert mj.opt.timestep == pytest.approx(h) and mj.opt.gravity[2] == pytest.approx(-g)
+    data = mujoco.MjData(mj)
+    mujoco.mj_resetDataKeyframe(mj, data, mj.key("init").id)
+    k = np.arange(200)
+    first = 1 + int(np.argmax(r + d - g * h * h * k * (k + 1) / 2 < r))
+    steps = first + 40
+    control = np.zeros((1, steps, mj.nu))
+    ncon, nefc = bench_peers.mujoco_contact_counts(mj, data.qpos[None], data.qvel[None], control)
+    assert ncon.shape == (1, steps) and 10 < first < 100
+    assert np.all(ncon[0, :first - 1] == 0) and np.all(ncon[0, first - 1:] == 1), (first, ncon)
+    assert np.all(nefc[0, :first - 1] == 0) and np.all(nefc[0, first - 1:] >= 1)
+    # resting on the floor (1 mm into it) from the start
+    rest = data.qpos.copy()
+    rest[2] = r - 1e-3
+    ncon, _ = bench_peers.mujoco_contact_counts(mj, rest[None], data.qvel[None], control)
+    assert np.all(ncon == 1)
+
+
 def test_compare_json_has_the_peer_figures(tmp_path):
     out = tmp_path / "bench.json"
     assert main(["bench", PENDULUM, "--batch", "2", "--steps", "3", "--repeats", "1",
@@ -66,6 +110,9 @@ def test_compare_json_has_the_peer_figures(tmp_path):
     assert peer["engine"] == "mujoco" and peer["batch"] == 2
     assert peer["timestep"] == pytest.approx(0.001) and peer["solver"] == "PGS"
     assert peer["physics_steps"] == 3 and peer["nonfinite"] == 0
+    # a pendulum has no contact: MuJoCo's contact count over the timed runs is 0, and ours solves none
+    assert peer["contacts_per_step"] == 0 and peer["counted_envs"] == 2
+    assert data["scenes"][0]["contacts_solved"] == data["scenes"][0]["contact_candidates"] == 0
     for field in ("physics_steps_per_s", "sim_s_per_wall_s", "compile_s", "ratio", "iterations"):
         assert field in peer
     assert peer["ratio"] == pytest.approx(point["sim_s_per_wall_s"] / peer["sim_s_per_wall_s"])
