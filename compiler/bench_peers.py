@@ -49,7 +49,9 @@ error. mujoco-mjx and brax install beside our pinned jax 0.10.2 (checked: mujoco
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import os
 import re
 import statistics
@@ -100,12 +102,21 @@ def parse_engines(text: str) -> list[str]:
 
 
 def missing(engine: str) -> str | None:
-    """Why the engine cannot run here (one line), or None when it imports."""
+    """Why the engine cannot run here (one line), or None when it imports. mujoco-mjx prints "Failed
+    to import warp: ..." and "Failed to import mujoco_warp: ..." when it is imported without NVIDIA
+    Warp (its optional GPU backend, which no engine here uses): those lines are dropped, anything
+    else the import prints is passed on."""
+    printed = io.StringIO()
     try:
-        importlib.import_module(ENGINES[engine])
+        with contextlib.redirect_stdout(printed):
+            importlib.import_module(ENGINES[engine])
     except Exception as e:          # ImportError, or a package broken against this jax
         first = str(e).splitlines()[0] if str(e) else ""
         return f"{engine}: not installed ({type(e).__name__}: {first}); {INSTALL_HINT}"
+    finally:
+        for line in printed.getvalue().splitlines():
+            if not re.match(r"Failed to import (mujoco_)?warp: ", line):
+                print(line)
     return None
 
 

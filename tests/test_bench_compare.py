@@ -248,6 +248,17 @@ def test_engines_not_installed_give_a_line_and_exit_0(tmp_path, monkeypatch, cap
     assert data["scenes"][0]["points"][0]["peers"] == []
 
 
+def test_mjx_lines_about_warp_are_dropped_and_other_import_output_kept(tmp_path, monkeypatch, capsys):
+    # mujoco-mjx prints two lines about its optional GPU backend when imported without it
+    (tmp_path / "scenec_fake_peer.py").write_text(
+        "print('Failed to import warp: No module named warp')\n"
+        "print('Failed to import mujoco_warp: No module named warp')\nprint('something else')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(bench_peers.ENGINES, "mjx", "scenec_fake_peer")
+    assert bench_peers.missing("mjx") is None
+    assert capsys.readouterr().out == "something else\n"
+
+
 def test_unknown_engine_is_a_usage_error(capsys):
     assert main(["bench", PENDULUM, "--compare", "mujoco,physx"]) == 2
     assert "unknown engine 'physx'" in capsys.readouterr().err
