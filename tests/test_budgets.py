@@ -252,6 +252,17 @@ def test_shipped_scenes_use_their_budgets(name, budget):
     assert c.model.contact_budget == budget
     assert sum(len(g.geom1) * g.ncon for g in c.model.pair_groups) > budget
     assert c.report["contacts_solved"] == budget < c.report["contacts_per_step"]
+    # what `scenec bench` prints beside the peers: the same two counts, from the model alone
+    assert constraints.solved_contacts(c.model) == (budget, c.report["contacts_per_step"])
+
+
+def test_without_a_budget_every_candidate_is_solved(tmp_path):
+    # three free balls over a plane: one contact candidate for each ball with the plane and one for
+    # each pair of balls (3 + 3); a budget below that solves the budget, one above it all six
+    for budget, solved in ((0, 6), (2, 2), (9, 6)):
+        path = tmp_path / f"balls{budget}.yaml"
+        path.write_text(_balls(budget, [0.5, 1.0, 1.5]))
+        assert constraints.solved_contacts(api.compile(path, measure_jit=False).model) == (solved, 6)
 
 
 # fetch (11 s on 2 cores) with the slow checks
