@@ -15,7 +15,7 @@ Engines (ENGINES):
   work per step depends on the state (contacts past its broadphase, constraint rows in its PGS),
   ours does not, so the result also gives MuJoCo's mean contacts and constraint rows a step over the
   timed rollouts (`mujoco_contact_counts`, the first CONTACT_SAMPLE environments replayed): Humanoid
-  falls for its first ten control steps with none, and over 20 control steps MuJoCo ran 1.6 times
+  falls for its first ten control steps with none, and over 20 control steps MuJoCo ran 1.6-1.7 times
   as fast as over 400, where the body lies on the floor with about 2.7 (2026-12-07).
 - mjx: `mujoco.mjx` (package mujoco-mjx), `jax.vmap(mjx.step)` under jit, with the solver options of
   Brax's and MuJoCo Playground's Ant (Newton, iterations 1, ls_iterations 4). mjx-ours: the same with
