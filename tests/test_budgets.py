@@ -244,7 +244,7 @@ def test_a_budget_is_validated():
     assert check("options: {contact_budget: 0, limit_budget: 3}\n").diagnostics == ()
 
 
-@pytest.mark.parametrize("name, budget", [("ant", 8), ("fetch", 8), ("grasp", 4), ("humanoid", 16)])
+@pytest.mark.parametrize("name, budget", [("ant", 8), ("fetch", 8), ("grasp", 4), ("humanoid", 12)])
 def test_shipped_scenes_use_their_budgets(name, budget):
     from conftest import SCENES_DIR
 

@@ -58,7 +58,7 @@ def test_one_hot_rows_are_numpys_rows():
 
 
 def _scene_text(scene: str) -> str:
-    """Humanoid (the grouped choice of 16 of 189 candidates), or the box stack with a contact budget
+    """Humanoid (the grouped choice of 12 of 189 candidates), or the box stack with a contact budget
     and a limit budget below its candidates and limits (every other per-environment pick: the closest
     contacts, their bodies on two moving trees, the limit rows nearest their ends); in float64."""
     if scene == "humanoid":
