@@ -24,7 +24,7 @@ asks the normal velocity of rows that arrived faster than `RESTITUTION_THRESHOLD
 Budgets (`options.contact_budget`, `limit_budget`): the solver visits, per environment and substep,
 only the closest contact candidates and the limits nearest their ends, chosen by `_smallest` (a
 fixed number of slots, gathered per environment, deepest first): the solver's work follows the
-contacts a scene has at once, not the candidate pairs it might have (Humanoid: 16 slots of 189).
+contacts a scene has at once, not the candidate pairs it might have (Humanoid: 12 slots of 189).
 
 The solver is a `lax.scan` over iterations of a `lax.scan` over contact blocks (fixed lengths:
 branch-free and reverse-differentiable). Contact velocities are updated in joint space, qd += W_bᵀ·Δλ

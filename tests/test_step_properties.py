@@ -194,15 +194,16 @@ def test_tiles_on_accelerators(monkeypatch):
     assert rstep.tile_cap(hum) is None and rstep._tile(4096, None) == 4096
     assert constraints.one_hot_floats(hum) == 0                     # gathers on a GPU
     # On a TPU, 64 MiB over the solver's rows and the one-hot table, counted by hand: Humanoid's
-    # (2·3·16 slots + 17 limits)·23 dofs + 189 candidates × 16 slots = 5623 floats, 22,492 bytes →
-    # 2983 environments: tiles of 2048 at 16,384, whole at 1024; Ant's (2·3·8 + 8)·14 + 25·8 = 984
-    # floats → 17,050: 16,384 whole. (tools/results: those are the tiles that ran fastest there.)
+    # (2·3·12 slots + 17 limits)·23 dofs + 189 candidates × 12 slots = 4315 floats, 17,260 bytes →
+    # 3888 environments: tiles of 2048 at 16,384, whole at 1024; Ant's (2·3·8 + 8)·14 + 25·8 = 984
+    # floats → 17,050: 16,384 whole. (tools/results: those are the tiles that ran fastest there,
+    # with Humanoid's earlier budget of 16: 5623 floats, 2983 environments, the same tiles.)
     monkeypatch.setattr(rstep.jax, "default_backend", lambda: "tpu")
-    assert constraints.one_hot_floats(hum) == 189 * 16
-    assert rstep.tile_cap(hum) == (64 << 20) // (4 * 5623) == 2983
-    assert rstep._tile(16384, rstep.tile_cap(hum)) == 2048 and rstep._tile(1024, 2983) == 1024
+    assert constraints.one_hot_floats(hum) == 189 * 12
+    assert rstep.tile_cap(hum) == (64 << 20) // (4 * 4315) == 3888
+    assert rstep._tile(16384, rstep.tile_cap(hum)) == 2048 and rstep._tile(1024, 3888) == 1024
     assert rstep.tile_cap(ant) == (64 << 20) // (4 * 984) and rstep._tile(16384, rstep.tile_cap(ant)) == 16384
-    assert rstep._tile(3001, 2983) == 3001                          # 3001 is prime: whole, not tiles of 1
+    assert rstep._tile(3001, 3888) == 3001                          # 3001 is prime: whole, not tiles of 1
 
 
 # The step's output poses are the frames at its new q, whichever way they are made: by one more turn of
