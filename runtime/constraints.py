@@ -137,8 +137,7 @@ def solver_row_floats(m: Model) -> int:
     """Floats per environment that each of the solver's sweeps reads: J and W = J·M⁻¹ of the contact
     slots (3 rows of nv each) and W of the limit rows (a hinge or slide row's J is a unit row; beside a
     limited ball joint every limit row is dense, J and W)."""
-    candidates = candidate_rows(m)
-    slots = min(m.contact_budget, candidates) if m.contact_budget > 0 else candidates
+    slots, _ = solved_contacts(m)
     limited = np.asarray(m.jnt_limited.array)
     limits = int(np.count_nonzero(limited))
     limits = min(m.limit_budget, limits) if m.limit_budget > 0 else limits
@@ -951,16 +950,12 @@ class ContactForces(NamedTuple):
     body2: jax.Array
 
 
-def _candidate_rows(m: Model) -> int:
-    return sum(len(g.geom1) * g.ncon for g in m.pair_groups)
-
-
 def solved_contacts(m: Model) -> tuple[int, int]:
     """(contacts the solver takes in every step, candidate contacts): every candidate contact, or
     the contact budget's closest; the same number in every step, touching or not."""
     if not m.pair_groups or m.nv == 0:
         return 0, 0
-    n = _candidate_rows(m)
+    n = candidate_rows(m)
     return (m.contact_budget if 0 < m.contact_budget < n else n), n
 
 
