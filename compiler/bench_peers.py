@@ -5,7 +5,10 @@ engine named in `--compare`, and prints our simulated-seconds-per-wall-second as
 model each engine runs is `export_mjcf.to_mjcf` of the compiled scene (same bodies, joints, actuators,
 and the same collider pairs, listed as `<pair>`), at our physics substep h = timestep / substeps, for
 `steps × substeps` physics steps with random controls in each actuator's range held for a control
-step, from the scene's initial state, so every engine simulates the same seconds.
+step, from the scene's initial state, so every engine simulates the same seconds. With `settle` (the
+bench's `--settle N`) each engine first runs every environment N control steps of random controls,
+untimed, and is timed from the states its own physics reached: a scene that falls (Humanoid) is then
+timed lying on the floor, as MuJoCo's contact counts show (`mujoco_contact_counts`).
 
 Engines (ENGINES):
 - mujoco: MuJoCo's C engine on all cores, `mujoco.rollout.rollout` with one MjData per thread (a
@@ -139,11 +142,14 @@ def exports(model) -> dict:
 
 
 def run_peer(engine: str, model, xml: dict, batch: int, steps: int, repeats: int, seed: int = 0,
-             timeout: float = PEER_TIMEOUT_S) -> dict:
+             timeout: float = PEER_TIMEOUT_S, settle: int = 0) -> dict:
     """Time one engine on one scene at one batch size, in a fresh Python process (so that engines
     share no threads, caches or memory with us or each other, and a peer that hangs is stopped
-    after `timeout` seconds). `xml` is `exports(model)`. Returns the figures (module docstring);
-    raises RuntimeError when the engine fails, TimeoutError when it gives no result in time."""
+    after `timeout` seconds). `xml` is `exports(model)`. With `settle` > 0 the engine first runs
+    every environment that many control steps of random controls, untimed, and its timed runs start
+    from the states it reached (`settle_steps` in the result). Returns the figures (module
+    docstring); raises RuntimeError when the engine fails, TimeoutError when it gives no result in
+    time."""
     import json
     import subprocess
     import sys
@@ -152,7 +158,8 @@ def run_peer(engine: str, model, xml: dict, batch: int, steps: int, repeats: int
     if engine.startswith("brax") and xml.get("brax") is None:
         raise RuntimeError(f"no MJCF Brax loads: {xml.get('brax_error')}")
     spec = {"engine": engine, "xml": xml, "batch": batch, "steps": steps, "repeats": repeats,
-            "seed": seed, "substeps": int(model.substeps), "solver_iterations": int(model.solver_iterations),
+            "seed": seed, "settle": int(settle), "substeps": int(model.substeps),
+            "solver_iterations": int(model.solver_iterations),
             "q0": np.asarray(model.q0, np.float64).tolist(), "qd0": np.asarray(model.qd0, np.float64).tolist()}
     env = peer_env(engine)
     with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="scenec-peer-") as f:
@@ -210,7 +217,8 @@ def _run_here(spec: dict) -> dict:
                                   q0=np.asarray(spec["q0"]), qd0=np.asarray(spec["qd0"]))
     engine = spec["engine"]
     runner = {"mujoco": _mujoco, "mjx": _mjx, "mjx-ours": _mjx}.get(engine, _brax)
-    return runner(engine, model, spec["xml"], spec["batch"], spec["steps"], spec["repeats"], spec["seed"])
+    return {**runner(engine, model, spec["xml"], spec["batch"], spec["steps"], spec["repeats"], spec["seed"],
+                     spec.get("settle", 0)), "settle_steps": spec.get("settle", 0)}
 
 
 def main(argv=None) -> int:
@@ -241,6 +249,12 @@ def _controls(rng, lo, hi, batch: int, steps: int, substeps: int) -> np.ndarray:
     return np.repeat(u, substeps, axis=1)
 
 
+def settle_key(seed: int) -> int:
+    """The seed of the random controls that settle the environments before the timed runs (apart
+    from the timed runs' seeds, seed + 1 … seed + repeats)."""
+    return seed + 1_000_003
+
+
 def ctrl_bounds(mj):
     """Control ranges of an MjModel; unlimited actuators draw from [−1, 1] (as `scenec run`)."""
     lo = np.where(mj.actuator_ctrllimited == 1, mj.actuator_ctrlrange[:, 0], -1.0)
@@ -266,8 +280,23 @@ def _initial_states(mj, qpos0, qvel0, d):
 
 def mujoco_rollout(mj, qpos0, qvel0, control, nthread: int | None = None, datas=None, out=None):
     """Final qpos (batch, nq) of MuJoCo rollouts from (qpos0, qvel0) ((batch, nq), (batch, nv)) under
-    `control` ((batch, nstep, nu)), on `nthread` threads, in batch chunks of at most ROLLOUT_BYTES of
-    returned states. `datas`/`out` reuse MjData per thread and the state buffer between calls."""
+    `control` ((batch, nstep, nu)), on `nthread` threads (`rollout_states`)."""
+    datas = datas or [mujoco_data(mj) for _ in range(nthread or os.cpu_count() or 1)]
+    final = rollout_states(mj, _initial_states(mj, qpos0, qvel0, datas[0]), control, nthread, datas, out)
+    return final[:, 1:1 + mj.nq]                  # FULLPHYSICS = time, qpos, qvel, act, ...
+
+
+def mujoco_data(mj):
+    import mujoco
+
+    return mujoco.MjData(mj)
+
+
+def rollout_states(mj, init, control, nthread: int | None = None, datas=None, out=None):
+    """Final full physics states (batch, nstate) of MuJoCo rollouts from the full physics states
+    `init` under `control` ((batch, nstep, nu)), on `nthread` threads, in batch chunks of at most
+    ROLLOUT_BYTES of returned states. `datas`/`out` reuse MjData per thread and the state buffer
+    between calls (`out` where it holds as many steps)."""
     import mujoco
     from mujoco import rollout
 
@@ -276,31 +305,31 @@ def mujoco_rollout(mj, qpos0, qvel0, control, nthread: int | None = None, datas=
     nthread = nthread or os.cpu_count() or 1
     datas = datas or [mujoco.MjData(mj) for _ in range(nthread)]
     chunk = max(1, min(batch, ROLLOUT_BYTES // max(1, nstep * nstate * 8)))
-    if out is None or out.shape[0] < chunk:
+    if out is None or out.shape[0] < chunk or out.shape[1] != nstep:
         out = np.empty((chunk, nstep, nstate))
-    init = _initial_states(mj, qpos0, qvel0, datas[0])
-    qpos_slice = slice(1, 1 + mj.nq)              # FULLPHYSICS = time, qpos, qvel, act, ...
-    final = np.empty((batch, mj.nq))
+    final = np.empty((batch, nstate))
     for start in range(0, batch, chunk):
         stop = min(batch, start + chunk)
         n = stop - start
         rollout.rollout(mj, datas, init[start:stop], control[start:stop], nstep=nstep,
                         state=out[:n])
-        final[start:stop] = out[:n, -1, qpos_slice]
+        final[start:stop] = out[:n, -1]
     return final
 
 
-def mujoco_contact_counts(mj, qpos0, qvel0, control):
+def mujoco_contact_counts(mj, qpos0, qvel0, control, init=None):
     """MuJoCo's active contacts and constraint rows (`ncon`, `nefc`) after each step of the rollouts
     `mujoco_rollout` runs from the same states under the same controls, (batch, nstep) each, on one
-    thread. MuJoCo's work in a step grows with them (the pairs past its broadphase go through their
-    narrow phase, its PGS sweeps nefc rows), where ours is the same in every step (every candidate
-    pair, the contact budget's slots), so they say which regime a timed run measured."""
+    thread (from the full physics states `init` where given, else from qpos0, qvel0). MuJoCo's work
+    in a step grows with them (the pairs past its broadphase go through their narrow phase, its PGS
+    sweeps nefc rows), where ours is the same in every step (every candidate pair, the contact
+    budget's slots), so they say which regime a timed run measured."""
     import mujoco
 
     d = mujoco.MjData(mj)
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    init = _initial_states(mj, qpos0, qvel0, d)
+    if init is None:
+        init = _initial_states(mj, qpos0, qvel0, d)
     ncon = np.zeros(control.shape[:2], np.int32)
     nefc = np.zeros_like(ncon)
     for i in range(control.shape[0]):
@@ -312,7 +341,7 @@ def mujoco_contact_counts(mj, qpos0, qvel0, control):
     return ncon, nefc
 
 
-def _mujoco(engine, model, xml, batch, steps, repeats, seed):
+def _mujoco(engine, model, xml, batch, steps, repeats, seed, settle=0):
     import mujoco
 
     mj = mujoco.MjModel.from_xml_string(xml["PGS"])
@@ -326,13 +355,17 @@ def _mujoco(engine, model, xml, batch, steps, repeats, seed):
     rng = np.random.default_rng(seed)
     lo, hi = ctrl_bounds(mj)
     control = _controls(rng, lo, hi, batch, steps, model.substeps)
+    init = _initial_states(mj, qpos0, qvel0, datas[0])
+    if settle:                                   # untimed: the states the timed runs start from
+        init = rollout_states(mj, init, _controls(np.random.default_rng(settle_key(seed)), lo, hi, batch,
+                                                  settle, model.substeps), nthread, datas)
     nstate = mujoco.mj_stateSize(mj, mujoco.mjtState.mjSTATE_FULLPHYSICS)
     out = np.empty((max(1, min(batch, ROLLOUT_BYTES // max(1, nstep * nstate * 8))), nstep, nstate))
-    mujoco_rollout(mj, qpos0, qvel0, control, nthread, datas, out)            # warm-up: pool, caches
+    rollout_states(mj, init, control, nthread, datas, out)                   # warm-up: pool, caches
     times, final = [], None
     for _ in range(repeats):
         t = time.perf_counter()
-        final = mujoco_rollout(mj, qpos0, qvel0, control, nthread, datas, out)
+        final = rollout_states(mj, init, control, nthread, datas, out)
         times.append(time.perf_counter() - t)
     # MuJoCo resets an environment whose state goes bad (and warns) instead of carrying NaNs on:
     # its "nonfinite" is 0 by construction, its warnings count the resets over all runs.
@@ -341,19 +374,18 @@ def _mujoco(engine, model, xml, batch, steps, repeats, seed):
     resets = sum(int(d.warning[int(w)].number) for d in datas for w in bad)
     # which regime the timed runs were in: MuJoCo's contacts and constraint rows a step, replayed for
     # the first CONTACT_SAMPLE environments (their counts do not depend on the threads)
-    ncon, nefc = mujoco_contact_counts(mj, qpos0[:CONTACT_SAMPLE], qvel0[:CONTACT_SAMPLE],
-                                       control[:CONTACT_SAMPLE])
+    ncon, nefc = mujoco_contact_counts(mj, None, None, control[:CONTACT_SAMPLE], init=init[:CONTACT_SAMPLE])
     return _figures(engine, float(mj.opt.timestep), batch, nstep, times, compile_s=0.0,
                     solver="PGS", iterations=int(mj.opt.iterations), threads=nthread,
-                    nonfinite=int(np.sum(~np.all(np.isfinite(final), axis=1))), resets=resets,
-                    contacts_per_step=float(ncon.mean()), constraint_rows_per_step=float(nefc.mean()),
-                    counted_envs=int(ncon.shape[0]))
+                    nonfinite=int(np.sum(~np.all(np.isfinite(final[:, 1:1 + mj.nq]), axis=1))),
+                    resets=resets, contacts_per_step=float(ncon.mean()),
+                    constraint_rows_per_step=float(nefc.mean()), counted_envs=int(ncon.shape[0]))
 
 
 # ----------------------------------------------------------------------------------------------- MJX
 
 
-def _mjx(engine, model, xml, batch, steps, repeats, seed):
+def _mjx(engine, model, xml, batch, steps, repeats, seed, settle=0):
     import jax
     import jax.numpy as jnp
     import mujoco
@@ -368,49 +400,54 @@ def _mjx(engine, model, xml, batch, steps, repeats, seed):
     mx = mjx.put_model(mj)
     d0 = mjx.make_data(mx).replace(qpos=jnp.asarray(data.qpos, jnp.float32),
                                    qvel=jnp.asarray(data.qvel, jnp.float32))
+    d0 = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), d0)
     lo, hi = (jnp.asarray(x, jnp.float32) for x in ctrl_bounds(mj))
     substeps = model.substeps
     step = jax.vmap(mjx.step, in_axes=(None, 0))
 
-    def run(key):
-        d = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), d0)
-
-        def control_step(d, k):
-            u = jax.random.uniform(k, (batch, mj.nu), jnp.float32, lo, hi)
+    def run(key, d, n):
+        def control_step(i, d):
+            u = jax.random.uniform(jax.random.fold_in(key, i), (batch, mj.nu), jnp.float32, lo, hi)
             d = d.replace(ctrl=u)
             d, _ = jax.lax.scan(lambda d, _: (step(mx, d), None), d, None, length=substeps)
-            return d, None
+            return d
 
-        d, _ = jax.lax.scan(control_step, d, jax.random.split(key, steps))
-        return d.qpos
+        return jax.lax.fori_loop(0, n, control_step, d)
 
-    return _time_jax(engine, run, batch, steps * substeps, repeats, seed, float(mj.opt.timestep),
-                     solver="Newton", iterations=int(mj.opt.iterations),
+    return _time_jax(engine, run, d0, lambda d: d.qpos, batch, steps, substeps, repeats, seed, settle,
+                     float(mj.opt.timestep), solver="Newton", iterations=int(mj.opt.iterations),
                      ls_iterations=int(mj.opt.ls_iterations))
 
 
-def _time_jax(engine, run, batch, nstep, repeats, seed, h, **extra) -> dict:
+def _time_jax(engine, run, s0, positions, batch, steps, substeps, repeats, seed, settle, h, **extra) -> dict:
+    """Compile `run(key, state, n)` (n control steps from `state`, the number of steps an argument, so
+    one program both settles and is timed), settle `s0` for `settle` control steps untimed, warm up,
+    and time `repeats` runs of `steps` control steps from the settled states."""
     import jax
+    import jax.numpy as jnp
 
     key = jax.random.PRNGKey(seed)
+    n = jnp.int32(steps)
     t0 = time.perf_counter()
-    compiled = jax.jit(run).lower(key).compile()
+    compiled = jax.jit(run).lower(key, s0, n).compile()
     compile_s = time.perf_counter() - t0
-    jax.block_until_ready(compiled(key))                                     # warm-up
+    if settle:
+        s0 = jax.block_until_ready(compiled(jax.random.PRNGKey(settle_key(seed)), s0, jnp.int32(settle)))
+    jax.block_until_ready(compiled(key, s0, n))                              # warm-up
     times, q = [], None
     for r in range(repeats):
         t = time.perf_counter()
-        q = jax.block_until_ready(compiled(jax.random.PRNGKey(seed + r + 1)))
+        q = positions(jax.block_until_ready(compiled(jax.random.PRNGKey(seed + r + 1), s0, n)))
         times.append(time.perf_counter() - t)
     q = np.asarray(q)
-    return _figures(engine, h, batch, nstep, times, compile_s=compile_s,
+    return _figures(engine, h, batch, steps * substeps, times, compile_s=compile_s,
                     nonfinite=int(np.sum(~np.all(np.isfinite(q.reshape(batch, -1)), axis=1))), **extra)
 
 
 # ----------------------------------------------------------------------------------------------- Brax
 
 
-def _brax(engine, model, xml, batch, steps, repeats, seed):
+def _brax(engine, model, xml, batch, steps, repeats, seed, settle=0):
     import warnings
 
     import jax
@@ -427,22 +464,20 @@ def _brax(engine, model, xml, batch, steps, repeats, seed):
     hi = jnp.asarray(np.where(np.isfinite(sys.actuator.ctrl_range[:, 1]), sys.actuator.ctrl_range[:, 1], 1.0))
     nu = sys.act_size()
     substeps = model.substeps
-    init = jax.vmap(lambda q, qd: pipeline.init(sys, q, qd))
+    init = jax.jit(jax.vmap(lambda q, qd: pipeline.init(sys, q, qd)))
     step = jax.vmap(lambda s, u: pipeline.step(sys, s, u))
+    s0 = init(jnp.broadcast_to(q0, (batch,) + q0.shape), jnp.broadcast_to(qd0, (batch,) + qd0.shape))
 
-    def run(key):
-        s = init(jnp.broadcast_to(q0, (batch,) + q0.shape), jnp.broadcast_to(qd0, (batch,) + qd0.shape))
-
-        def control_step(s, k):
-            u = jax.random.uniform(k, (batch, nu), jnp.float32, lo, hi)
+    def run(key, s, n):
+        def control_step(i, s):
+            u = jax.random.uniform(jax.random.fold_in(key, i), (batch, nu), jnp.float32, lo, hi)
             s, _ = jax.lax.scan(lambda s, _: (step(s, u), None), s, None, length=substeps)
-            return s, None
+            return s
 
-        s, _ = jax.lax.scan(control_step, s, jax.random.split(key, steps))
-        return s.q
+        return jax.lax.fori_loop(0, n, control_step, s)
 
-    return _time_jax(engine, run, batch, steps * substeps, repeats, seed, float(sys.opt.timestep),
-                     solver=f"{engine.split('-')[1]} (Brax's, pyramidal cone)",
+    return _time_jax(engine, run, s0, lambda s: s.q, batch, steps, substeps, repeats, seed, settle,
+                     float(sys.opt.timestep), solver=f"{engine.split('-')[1]} (Brax's, pyramidal cone)",
                      iterations=int(sys.solver_iterations))
 
 

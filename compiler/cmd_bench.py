@@ -33,6 +33,11 @@ only the peers (tools/bench_tpu.sh).
 Absolute numbers drift on shared machines; compare figures from one run (ratios), never across runs.
 Compile times are cold: the on-disk compile cache (runtime/cache.py) is off here;
 `python tools/bench_cache.py` measures what it saves.
+
+`--settle N` times every engine from the states N control steps of random controls reach (untimed,
+each engine on its own physics) instead of from the scene's initial state. MuJoCo's work per step
+follows its contacts and ours does not, so the ratio depends on the states a run passes through: a
+Humanoid falls untouched for its first ten control steps, then lies on the floor.
 """
 
 from __future__ import annotations
@@ -49,6 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", default="1,64,1024", help="comma-separated batch sizes (default 1,64,1024)")
     parser.add_argument("--steps", type=int, default=100, help="control steps per timed run (default 100)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per point (default 5)")
+    parser.add_argument("--settle", type=int, default=0, metavar="N",
+                        help="run every environment N control steps of random controls first, untimed, and "
+                             "time from the states reached (each engine its own), e.g. a Humanoid lying on "
+                             "the floor rather than falling (default 0: from the scene's initial state)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--compare", metavar="ENGINES",
                         help="also run peer engines on the scene's MJCF: comma-separated from mujoco, "
@@ -94,7 +103,7 @@ def one_process_per_chip() -> bool:
     return jax.default_backend() == "tpu"
 
 
-def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
+def bench_point(model, batch: int, steps: int, repeats: int, settle: int = 0) -> dict:
     import jax
     import jax.numpy as jnp
 
@@ -127,13 +136,15 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
     with rstep.calls_from_python():
         shares = len(rstep.split_devices(batch, model))
     devices = len(rstep.split_devices(batch, model))
-    # The timed runs: `steps` control steps with random actions in one jitted scan.
-    run = rollout_fn(model, batch, steps).lower(jax.random.PRNGKey(0)).compile()
-    jax.block_until_ready(run(jax.random.PRNGKey(0)))                 # warm-up
+    # The timed runs: `steps` control steps with random actions in one jitted scan, from the states
+    # `settle` control steps reach (untimed) where asked.
+    start = () if not settle else (settled_states(model, batch, settle, state),)
+    run = rollout_fn(model, batch, steps, from_states=bool(settle)).lower(jax.random.PRNGKey(0), *start).compile()
+    jax.block_until_ready(run(jax.random.PRNGKey(0), *start))         # warm-up
     times, bad = [], 0
     for r in range(repeats):
         t = time.perf_counter()
-        out = jax.block_until_ready(run(jax.random.PRNGKey(r + 1)))
+        out = jax.block_until_ready(run(jax.random.PRNGKey(r + 1), *start))
         times.append(time.perf_counter() - t)
         bad = max(bad, int(out[1]))
     med = statistics.median(times)
@@ -151,6 +162,18 @@ def bench_point(model, batch: int, steps: int, repeats: int) -> dict:
         # A program split over host devices is one per device: XLA's figure is one device's share.
         "step_memory_bytes": shares * step_memory, "peak_rss_bytes": peak_rss_bytes(),
     }
+
+
+def settled_states(model, batch: int, settle: int, states):
+    """The batch of `states` after `settle` control steps of `scenec run`'s random controls (seeded
+    apart from the timed runs', bench_peers.settle_key), for `--settle`."""
+    import jax
+
+    from .bench_peers import settle_key
+    from .cmd_run import rollout_fn
+
+    out, _ = rollout_fn(model, batch, settle, from_states=True)(jax.random.PRNGKey(settle_key(0)), states)
+    return jax.block_until_ready(out)
 
 
 def _memory_bytes(executable) -> float:
@@ -182,7 +205,7 @@ def unstable(peer: dict) -> bool:
 
 def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, repeats: int,
                   timeout: float, halvings: int = 0, out: list | None = None,
-                  after_each=None) -> list:
+                  after_each=None, settle: int = 0) -> list:
     """Run each peer engine at our point's batch size; print one line each; return their figures
     with `ratio` = our sim s per wall s over theirs, appended to `out` (a new list when None) as each
     peer finishes, with `after_each()` called then (the bench writes its JSON there, so a run cut
@@ -201,7 +224,7 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
     out = [] if out is None else out
     for engine in engines:
         try:
-            r = run_peer(engine, model, xml, ours["batch"], steps, repeats, timeout=timeout)
+            r = run_peer(engine, model, xml, ours["batch"], steps, repeats, timeout=timeout, settle=settle)
         except Exception as e:   # a peer that fails on this model is reported, not fatal
             print(f"         vs {engine}: failed ({_first_line(e)})")
             r = {"engine": engine, "error": _first_line(e)}
@@ -209,7 +232,7 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
             r["ratio"] = ours["sim_s_per_wall_s"] / r["sim_s_per_wall_s"]
             print(f"         vs {engine:<17} {_peer_line(r)}")
             if unstable(r) and halvings > 0:
-                r.update(_stable_rerun(engine, model, ours, steps, repeats, timeout, halvings))
+                r.update(_stable_rerun(engine, model, ours, steps, repeats, timeout, halvings, settle))
         out.append(r)
         if after_each is not None:
             after_each()
@@ -225,7 +248,7 @@ MORE_SOLVER_WORK = {"mjx": "mjx-ours"}
 
 
 def _stable_rerun(engine: str, model, ours: dict, steps: int, repeats: int, timeout: float,
-                  halvings: int) -> dict:
+                  halvings: int, settle: int = 0) -> dict:
     """`compare_point`'s reruns of an unstable peer: first, for an engine in MORE_SOLVER_WORK, its
     variant with the scene's solver iterations at our timestep (when those are more than the engine's
     own), then that engine (or the variant) at h/2, h/4, …: {"stable": the first run with every
@@ -243,7 +266,8 @@ def _stable_rerun(engine: str, model, ours: dict, steps: int, repeats: int, time
     for name, k in tries:
         finer = dataclasses.replace(model, substeps=model.substeps * 2 ** k)
         try:
-            s = run_peer(name, finer, exports(finer), ours["batch"], steps, repeats, timeout=timeout)
+            s = run_peer(name, finer, exports(finer), ours["batch"], steps, repeats, timeout=timeout,
+                         settle=settle)
         except Exception as e:   # noqa: BLE001  (reported like a failed peer; the first run is kept)
             print(f"           {'':<17} {name} at h/{2 ** k}: failed ({_first_line(e)})")
             return dict(found, stable_error=_first_line(e))
@@ -286,6 +310,9 @@ def run(args: argparse.Namespace) -> int:
     if not batches or min(batches) < 1 or args.steps < 1 or args.repeats < 1:
         print("scenec bench: batch sizes, --steps and --repeats must be at least 1", file=sys.stderr)
         return 2
+    if args.settle < 0:
+        print("scenec bench: --settle must be 0 or more", file=sys.stderr)
+        return 2
     if args.stable_halvings < 0:
         print("scenec bench: --stable-halvings must be 0 or more", file=sys.stderr)
         return 2
@@ -312,6 +339,10 @@ def run(args: argparse.Namespace) -> int:
         earlier = _read_ours(args.ours_from)
         if earlier is None:
             return 2
+        if int(earlier.get("settle_steps", 0)) != args.settle:
+            print(f"scenec bench: --ours-from {args.ours_from} was measured with --settle "
+                  f"{earlier.get('settle_steps', 0)}: give the same --settle", file=sys.stderr)
+            return 2
         # This process only builds models and exports MJCF: it stays off the accelerator, which the
         # peers' processes open (their environment is this process's, without this setting).
         jax.config.update("jax_platforms", "cpu")
@@ -323,7 +354,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if earlier is not None:
         results = {"machine": earlier["machine"], "scenes": [], "complete": False,
-                   "stable_halvings": args.stable_halvings, "ours_from": args.ours_from}
+                   "stable_halvings": args.stable_halvings, "settle_steps": args.settle,
+                   "ours_from": args.ours_from}
         mach = earlier["machine"]
         peak = float(mach.get("peak_gflops_f32_matmul") or float("nan"))
         print(f"machine (our figures from {args.ours_from}): {mach['devices'][0] if mach.get('devices') else '?'}, "
@@ -334,10 +366,12 @@ def run(args: argparse.Namespace) -> int:
         results = {"machine": {"devices": [str(d) for d in jax.devices()], "jax": jax.__version__,
                                "peak_gflops_f32_matmul": peak, "cpu_count": os.cpu_count(),
                                "load_average": list(load)}, "scenes": [], "complete": False,
-                   "stable_halvings": args.stable_halvings}
+                   "stable_halvings": args.stable_halvings, "settle_steps": args.settle}
         print(f"machine: {jax.devices()[0].platform}, jax {jax.__version__}, "
               f"peak {peak:,.1f} GFLOP/s (float32 matmul, measured now), {os.cpu_count()} CPUs, "
               f"load {load[0]:.2f}")
+    if args.settle:
+        print(f"timed from the states {args.settle} control steps of random controls reach, each engine its own")
     if engines:
         absent = {e: missing(e) for e in engines}
         for line in filter(None, absent.values()):
@@ -379,7 +413,7 @@ def run(args: argparse.Namespace) -> int:
                 if p is None:
                     return 2
             else:
-                p = bench_point(model, b, args.steps, args.repeats)
+                p = bench_point(model, b, args.steps, args.repeats, args.settle)
                 gflops = p["flops_per_control_step"] / p["seconds_per_control_step"] / 1e9
                 p["fraction_of_peak"] = gflops / peak if peak else float("nan")
             entry["points"].append(p)
@@ -395,7 +429,7 @@ def run(args: argparse.Namespace) -> int:
                 if xml:
                     compare_point(engines, model, xml, p, args.steps, args.repeats, args.peer_timeout,
                                   args.stable_halvings, out=p["peers"],
-                                  after_each=lambda: write_json(args.json, results, entry))
+                                  after_each=lambda: write_json(args.json, results, entry), settle=args.settle)
             write_json(args.json, results, entry)      # after every point and every peer: a run cut
                                                        # short keeps them
         results["scenes"].append(entry)

@@ -44,35 +44,38 @@ def load_model(path: str, allow_outside: bool = False):
     return api.compile(path, allow_outside=allow_outside, measure_jit=False).model, 0
 
 
-def rollout_fn(model, batch: int, steps: int, rstep=None):
-    """A jitted function key → (final states, number of non-finite environments). `rstep`: the step
-    module to run (scenec.runtime.step unless given; tools/ab_revision.py passes an earlier one)."""
+def rollout_fn(model, batch: int, steps: int, rstep=None, from_states: bool = False):
+    """A jitted function key → (final states, number of non-finite environments), or with
+    `from_states` (key, states) → the same from the given batch of states instead of the initial
+    state (`scenec bench --settle`). `rstep`: the step module to run (scenec.runtime.step unless
+    given; tools/ab_revision.py passes an earlier one)."""
     import jax
     import jax.numpy as jnp
 
     if rstep is None:
         from scenec.runtime import step as rstep
 
-    def run(key):
-        states = _rollout(rstep, model, batch, steps, key, batch, 0)
+    def run(key, start=None):
+        states = _rollout(rstep, model, batch, steps, key, batch, 0, start)
         bad = jnp.sum(~jnp.all(jnp.isfinite(states.q), axis=-1))
         return states, bad
 
-    return jax.jit(run)
+    return jax.jit(run if from_states else lambda key: run(key))
 
 
-def _rollout(rstep, model, batch: int, steps: int, key, rows: int, first):
+def _rollout(rstep, model, batch: int, steps: int, key, rows: int, first, start=None):
     """`steps` control steps of environments first … first + rows of a batch of `batch` from the
-    initial state, each step's uniform random controls drawn for the whole batch and those rows
-    taken (so that a device's share of the batch sees the controls the whole batch's rollout gives
-    it)."""
+    initial state (or from the states `start`), each step's uniform random controls drawn for the
+    whole batch and those rows taken (so that a device's share of the batch sees the controls the
+    whole batch's rollout gives it)."""
     import jax
     import jax.numpy as jnp
 
     lo = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 0], -1.0)
     hi = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 1], 1.0)
-    s0 = rstep.init(model)
-    states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (rows,) + x.shape), s0)
+    states = start
+    if states is None:
+        states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (rows,) + x.shape), rstep.init(model))
 
     def body(states, k):
         u = jax.random.uniform(k, (batch, model.nu), states.q.dtype, lo, hi)

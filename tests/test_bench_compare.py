@@ -99,6 +99,55 @@ def test_mujoco_contact_counts_follow_a_free_fall_to_the_floor(tmp_path):
     assert np.all(ncon == 1)
 
 
+def test_settle_times_every_engine_from_the_states_it_reached(tmp_path, capsys):
+    # The falling sphere above: its first contact comes in step t* (33 steps of 2 ms). Timed
+    # from the initial state over 10 steps MuJoCo counts no contact; after --settle t* + 5 steps it
+    # counts one in every timed step, the sphere resting on the plane.
+    r, d, h, g = 0.1, 0.02, 0.002, 9.81
+    path = tmp_path / "fall.yaml"
+    path.write_text(FALL_SCENE % (r + d))
+    k = np.arange(200)
+    first = 1 + int(np.argmax(r + d - g * h * h * k * (k + 1) / 2 < r))
+    counts = {}
+    for settle in (0, first + 5):
+        out = tmp_path / f"settle{settle}.json"
+        assert main(["bench", str(path), "--batch", "2", "--steps", "10", "--repeats", "1",
+                     "--compare", "mujoco", "--settle", str(settle), "--json", str(out)]) == 0
+        data = json.loads(out.read_text())
+        (peer,) = data["scenes"][0]["points"][0]["peers"]
+        assert data["settle_steps"] == peer["settle_steps"] == settle
+        counts[settle] = peer["contacts_per_step"]
+    assert counts == {0: 0.0, first + 5: 1.0}
+    assert "timed from the states" in capsys.readouterr().out
+    assert main(["bench", str(path), "--settle", "-1"]) == 2
+    assert "--settle must be 0 or more" in capsys.readouterr().err
+
+
+def test_our_settled_states_are_the_free_fall_of_semi_implicit_euler(tmp_path):
+    # What `--settle N` gives our step before the timed runs: N control steps from the scene's
+    # initial state. Still in the air (N = t* − 8, about 7 mm above the plane), the sphere is at
+    # z_N = z0 − g·h²·N(N+1)/2, not moved in x and y, and every environment alike (the sphere has
+    # no actuator). Z_TOL: float32 rounding of a 0.12 m height over 25 steps is ~1e-6 m.
+    import jax
+    import jax.numpy as jnp
+
+    from scenec.compiler import cmd_bench
+    from scenec.runtime import step as rstep
+
+    r, z0, h, g, Z_TOL = 0.1, 0.12, 0.002, 9.81, 1e-5
+    k = np.arange(200)
+    n = int(np.argmax(z0 - g * h * h * k * (k + 1) / 2 < r)) - 7
+    path = tmp_path / "fall.yaml"
+    path.write_text(FALL_SCENE % z0)
+    model = api.compile(str(path), measure_jit=False).model
+    start = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (3,) + x.shape), rstep.init(model))
+    settled = cmd_bench.settled_states(model, 3, n, start)
+    q = np.asarray(settled.q)
+    assert q[:, 2] == pytest.approx(z0 - g * h * h * n * (n + 1) / 2, abs=Z_TOL)
+    assert np.abs(q[:, :2]).max() <= Z_TOL and q[:, 2].max() - q[:, 2].min() <= Z_TOL
+    assert n == 25 and z0 - q[0, 2] > 0.01          # it did fall: 25 steps drop it 1.3 cm
+
+
 def test_compare_json_has_the_peer_figures(tmp_path):
     out = tmp_path / "bench.json"
     assert main(["bench", PENDULUM, "--batch", "2", "--steps", "3", "--repeats", "1",
@@ -142,6 +191,10 @@ def test_ours_from_an_earlier_run_takes_its_figures_and_runs_only_the_peers(tmp_
     assert "no figures for pendulum at batch 4" in capsys.readouterr().err
     assert main(["bench", PENDULUM, "--batch", "2", "--ours-from", str(ours)]) == 2
     assert "name them with --compare" in capsys.readouterr().err
+    # the peers must start where ours did: a --settle other than the earlier run's is a usage error
+    assert main(["bench", PENDULUM, "--batch", "3", "--compare", "mujoco", "--ours-from", str(ours),
+                 "--settle", "5"]) == 2
+    assert "was measured with --settle 0" in capsys.readouterr().err
     (tmp_path / "bad.json").write_text("[1, 2]")
     assert main(["bench", PENDULUM, "--compare", "mujoco", "--ours-from", str(tmp_path / "bad.json")]) == 2
     assert "not a `scenec bench --json` file" in capsys.readouterr().err

@@ -20,13 +20,16 @@ from scenec.compiler import api, bench_peers, cmd_bench
 PENDULUM = pathlib.Path(__file__).resolve().parent.parent / "scenes" / "pendulum.yaml"
 
 
-def fake_peer(stable_below: float, calls: list):
+def fake_peer(stable_below: float, calls: list, settles: list | None = None):
     """A peer that blows up (every environment non-finite) at timesteps of `stable_below` or more and
-    simulates 1000 physics steps per second whatever its timestep."""
-    def run_peer(engine, model, xml, batch, steps, repeats, seed=0, timeout=0.0):
+    simulates 1000 physics steps per second whatever its timestep; `settles` records each call's
+    `settle`."""
+    def run_peer(engine, model, xml, batch, steps, repeats, seed=0, timeout=0.0, settle=0):
         h = float(re.search(r'<option[^>]* timestep="([^"]+)"', xml["PGS"]).group(1))
         assert h == pytest.approx(float(model.timestep) / model.substeps)   # the export follows the model
         calls.append(h)
+        if settles is not None:
+            settles.append(settle)
         return {"engine": engine, "timestep": h, "solver": "PGS", "iterations": 1, "compile_s": 0.0,
                 "physics_steps_per_s": 1000.0, "sim_s_per_wall_s": 1000.0 * h,
                 "nonfinite": batch if h >= stable_below else 0}
@@ -52,6 +55,17 @@ def test_an_unstable_peer_is_rerun_at_half_its_timestep_until_it_is_stable(pendu
     assert r["stable"]["ratio"] == pytest.approx(2.0 / (1000 * h / 4))
 
 
+def test_the_reruns_settle_as_long_as_the_first_run(pendulum, monkeypatch):
+    # `--settle N` counts control steps, which a halved timestep keeps (each is twice the physics
+    # steps), so every rerun settles over the same simulated seconds as the first run.
+    h = float(pendulum.timestep) / pendulum.substeps
+    calls, settles = [], []
+    monkeypatch.setattr(bench_peers, "run_peer", fake_peer(stable_below=0.3 * h, calls=calls, settles=settles))
+    cmd_bench.compare_point(["mujoco"], pendulum, bench_peers.exports(pendulum),
+                            {"batch": 4, "sim_s_per_wall_s": 2.0}, 3, 1, 60.0, halvings=3, settle=7)
+    assert calls == pytest.approx([h, h / 2, h / 4]) and settles == [7, 7, 7]
+
+
 def test_a_peer_never_stable_within_the_halvings_says_how_far_it_was_tried(pendulum, monkeypatch):
     h = float(pendulum.timestep) / pendulum.substeps
     calls = []
@@ -75,7 +89,7 @@ def test_a_stable_peer_or_halvings_off_runs_once(pendulum, monkeypatch):
 def engine_peer(h0: float, stable: set, calls: list):
     """A peer that stays finite only for the (engine, h0 / timestep) in `stable`, and records each
     (engine, h0 / timestep) it is asked for."""
-    def run_peer(engine, model, xml, batch, steps, repeats, seed=0, timeout=0.0):
+    def run_peer(engine, model, xml, batch, steps, repeats, seed=0, timeout=0.0, settle=0):
         h = float(re.search(r'<option[^>]* timestep="([^"]+)"', xml["PGS"]).group(1))
         key = (engine, round(h0 / h))
         calls.append(key)
