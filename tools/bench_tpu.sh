@@ -28,6 +28,8 @@
 # BENCH_WHEELS: a folder of wheels (scenec's own from `pip wheel --no-deps .`, and lark, trimesh,
 # protobuf, mujoco, mujoco-mjx, brax and what they import) installed with --no-deps into
 # /tmp/scenec-site, which goes last on PYTHONPATH so that the machine's own jax stays first.
+# BENCH_SETTLE=N (default 0) times every engine from the states N control steps of random controls
+# reach (`scenec bench --settle`), in both runs.
 # BENCH_OURS_FROM=FILE skips run 1 and takes our figures from FILE (an earlier run's bench_tpu_ours.json).
 # BENCH_INDEX=DIR (a local package index, e.g. the TPU image's file:///opt/pypi/simple) installs
 # $BENCH_INDEX_PACKAGES (default flax, which Brax imports) from it into /tmp/scenec-index-site, also
@@ -46,6 +48,7 @@ BATCH="${BENCH_BATCH:-1024,16384}"
 PEER_BATCH="${BENCH_PEER_BATCH:-16384}"
 STEPS="${BENCH_STEPS:-40}"
 REPEATS="${BENCH_REPEATS:-3}"
+SETTLE="${BENCH_SETTLE:-0}"
 COMPARE="${BENCH_COMPARE:-mujoco,brax-spring,brax-positional,brax-generalized}"
 PY="${BENCH_PYTHON:-python3}"
 LOG="$OUT/bench_tpu.log"
@@ -93,7 +96,7 @@ if [[ -n "${BENCH_OURS_FROM:-}" ]]; then
 else
     say "run 1: our step on the chip (deadline in $(left) s)"
     # shellcheck disable=SC2086  # SCENES is a list of words
-    bench $SCENES --batch "$BATCH" --steps "$STEPS" --repeats "$REPEATS" --json "$OURS"
+    bench $SCENES --batch "$BATCH" --steps "$STEPS" --repeats "$REPEATS" --settle "$SETTLE" --json "$OURS"
     RC=$?
     if (( RC != 0 )); then
         say "run 1 ended with exit $RC: no peer run"
@@ -102,7 +105,7 @@ else
 fi
 say "run 2: the peers, one process each, against run 1's figures (deadline in $(left) s)"
 # shellcheck disable=SC2086
-bench $SCENES --batch "$PEER_BATCH" --steps "$STEPS" --repeats "$REPEATS" \
+bench $SCENES --batch "$PEER_BATCH" --steps "$STEPS" --repeats "$REPEATS" --settle "$SETTLE" \
     --ours-from "$OURS" --compare "$COMPARE" --stable-halvings "${BENCH_HALVINGS:-1}" \
     --peer-timeout "${BENCH_PEER_TIMEOUT:-120}" --json "$OUT/bench_tpu.json"
 RC=$?
