@@ -55,12 +55,14 @@ def rollout_fn(model, batch: int, steps: int, rstep=None, from_states: bool = Fa
     if rstep is None:
         from scenec.runtime import step as rstep
 
-    def run(key, start=None):
+    def run_from(key, start):
         states = _rollout(rstep, model, batch, steps, key, batch, 0, start)
-        bad = jnp.sum(~jnp.all(jnp.isfinite(states.q), axis=-1))
-        return states, bad
+        return states, jnp.sum(~jnp.all(jnp.isfinite(states.q), axis=-1))
 
-    return jax.jit(run if from_states else lambda key: run(key))
+    def run(key):
+        return run_from(key, None)
+
+    return jax.jit(run_from if from_states else run)
 
 
 def _rollout(rstep, model, batch: int, steps: int, key, rows: int, first, start=None):
