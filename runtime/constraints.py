@@ -804,6 +804,15 @@ def _row_dot(a, b):
 #   control step against 64 cold sweeps, 1,152 states along random rollouts (p90 of |Δqd|/|qd|):
 #   4 sweeps 0.133 cold, 0.134 warm; 8 sweeps 0.025 cold, 0.020 warm. The slow tail does not come
 #   from the starting point, so fewer sweeps would not do.
+# - Contacts chosen once per control step (2026-12-07, 2-core Intel Xeon, batch 1024, one process,
+#   7 interleaved rounds of `scenec run`'s rollout, the step and a scratch variant): the candidates and the
+#   choice of slots at the control step's frames, then in every substep each slot's two witness
+#   points carried with its bodies (the point and the normal in the bodies' frames, the distance
+#   moved by their separation along the normal), the Jacobians and sweeps as now. Humanoid ×1.11,
+#   Ant ×0.98; the same slots left stale, with no carrying (wrong physics, the bound): ×1.22 and ×1.10.
+#   Each slot's four body poses gathered per environment in every substep cost half of what the
+#   skipped collision saves, and a contact that begins inside a control step would wait for the next
+#   one. Not worth the change of physics.
 def solve_velocity(m: Model, f: Frames, minv, q, qd, qd_free, h):
     """Constrained velocity (nv, B) and the (nbody, 3, B) world contact force on each body.
 
