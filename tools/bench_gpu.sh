@@ -33,6 +33,8 @@
 #      so the full matrix (3 scenes x 4 batch sizes x 6 JAX programs) may not fit the deadline; the
 #      XLA cache ($JAX_COMPILATION_CACHE_DIR, default beside the venv) makes a second run cheaper.
 #      Each peer runs in its own process and is stopped after $BENCH_PEER_TIMEOUT s (default 240).
+#      BENCH_SETTLE=N (default 0) times every engine from the states N control steps of random
+#      controls reach (`scenec bench --settle`).
 # Exit status: the bench's (124 when the deadline cut it short), or 2 when the setup failed.
 set -euo pipefail
 
@@ -45,6 +47,7 @@ DEADLINE_S="${BENCH_DEADLINE_S:-470}"
 BATCH="${BENCH_BATCH:-1,1024,4096,16384}"
 STEPS="${BENCH_STEPS:-100}"
 REPEATS="${BENCH_REPEATS:-2}"
+SETTLE="${BENCH_SETTLE:-0}"
 COMPARE="${BENCH_COMPARE:-mujoco,mjx,brax}"
 SCENES="${BENCH_SCENES:-scenes/ant.yaml scenes/humanoid.yaml scenes/half_cheetah.yaml}"
 VENV="${BENCH_VENV:-$ROOT/.venv-bench-gpu}"
@@ -101,7 +104,7 @@ set +e
 # shellcheck disable=SC2086  # SCENES is a list of words
 PYTHONUNBUFFERED=1 timeout --signal=INT --kill-after=15 "$LEFT" \
     "$PY" -u -m scenec.compiler.cli bench $SCENES \
-    --batch "$BATCH" --steps "$STEPS" --repeats "$REPEATS" --json "$OUT/bench_gpu.json" \
+    --batch "$BATCH" --steps "$STEPS" --repeats "$REPEATS" --settle "$SETTLE" --json "$OUT/bench_gpu.json" \
     --compare "$COMPARE" --peer-timeout "${BENCH_PEER_TIMEOUT:-240}" 2>&1 | tee -a "$LOG"
 RC=${PIPESTATUS[0]}
 set -e
