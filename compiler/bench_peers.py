@@ -281,15 +281,11 @@ def _initial_states(mj, qpos0, qvel0, d):
 def mujoco_rollout(mj, qpos0, qvel0, control, nthread: int | None = None, datas=None, out=None):
     """Final qpos (batch, nq) of MuJoCo rollouts from (qpos0, qvel0) ((batch, nq), (batch, nv)) under
     `control` ((batch, nstep, nu)), on `nthread` threads (`rollout_states`)."""
-    datas = datas or [mujoco_data(mj) for _ in range(nthread or os.cpu_count() or 1)]
-    final = rollout_states(mj, _initial_states(mj, qpos0, qvel0, datas[0]), control, nthread, datas, out)
-    return final[:, 1:1 + mj.nq]                  # FULLPHYSICS = time, qpos, qvel, act, ...
-
-
-def mujoco_data(mj):
     import mujoco
 
-    return mujoco.MjData(mj)
+    datas = datas or [mujoco.MjData(mj) for _ in range(nthread or os.cpu_count() or 1)]
+    final = rollout_states(mj, _initial_states(mj, qpos0, qvel0, datas[0]), control, nthread, datas, out)
+    return final[:, 1:1 + mj.nq]                  # FULLPHYSICS = time, qpos, qvel, act, ...
 
 
 def rollout_states(mj, init, control, nthread: int | None = None, datas=None, out=None):
