@@ -325,6 +325,18 @@ def _inverse_unroll_from() -> int:
 #   drops it and appends the next unit column), one multiply-subtract per entry: 92–97 µs against
 #   56–88 µs for this elimination (23 dofs, tiles of 64, one process, 2026-12-06); a window sliding
 #   along the whole [M | I] by dynamic slices: 288 µs against 54 µs.
+# - the tree's LDLᵀ level by level (2026-12-07): every dof of one depth eliminated at once (dofs of
+#   one depth share no entry of M), each row kept as its entries at its ancestors, indexed by depth
+#   ((n, 13, B) for Humanoid: 0.7k multiply-adds for the factor, 0.7k for L⁻¹ on the same rows),
+#   and M⁻¹[i, j] = Σ_t U[i, t]·U[j, t]/D[anc_t] over the depths t of their common ancestors. Alone,
+#   23 dofs at a tile of 64, one core (2-core Intel Xeon, a scratch script timing both in a jitted
+#   loop as tools/stage_times.py does; both within 2e-6 of float64's inverse): 181–188 µs
+#   against 116–125 µs for this elimination. The factor alone took 67–71 µs with an optimization
+#   barrier after each level (193–211 µs without: XLA recomputed the earlier levels inside each
+#   later gather), the same as one kernel (a loop that turns once: 95 µs), with slices and
+#   concatenates instead of its gathers 102 µs; M⁻¹ assembled from the factor, 90 µs more (the 23
+#   × 23 × 13 masked products: as much arithmetic as the elimination saves). Some 60 small fused
+#   operations on 64 environments cost what the 23 passes of one fused update over the matrix do.
 # - blocked: b pivots per pass, one rank-b update of the whole matrix ([P R; C S] → [P⁻¹ P⁻¹R;
 #   −CP⁻¹ S − CP⁻¹R], P the b × b pivot block inverted by an unrolled elimination, n padded to a
 #   multiple of b with unit rows), so the matrix is read and written n/b times instead of n. Alone,
