@@ -31,6 +31,9 @@ ours.json`), a second takes those figures (`--ours-from ours.json`), stays on th
 only the peers (tools/bench_tpu.sh).
 
 Absolute numbers drift on shared machines; compare figures from one run (ratios), never across runs.
+Within one run too: a comparison takes minutes to an hour, so ours is timed again after every peer's
+run (the same compiled rollout from the same states), and each ratio is to the mean of our two
+timings around that run (`ours_around` in the JSON, printed after the ratio; `_Ours`).
 Compile times are cold: the on-disk compile cache (runtime/cache.py) is off here;
 `python tools/bench_cache.py` measures what it saves.
 
@@ -103,7 +106,11 @@ def one_process_per_chip() -> bool:
     return jax.default_backend() == "tpu"
 
 
-def bench_point(model, batch: int, steps: int, repeats: int, settle: int = 0) -> dict:
+def bench_point(model, batch: int, steps: int, repeats: int, settle: int = 0,
+                retimers: list | None = None) -> dict:
+    """Our figures at one batch size. With `retimers` (a list), appends to it a function that times the
+    same compiled rollout from the same states again and returns its sim s per wall s (the median of
+    `repeats`): `compare_point` times ours again after each peer's run."""
     import jax
     import jax.numpy as jnp
 
@@ -141,12 +148,19 @@ def bench_point(model, batch: int, steps: int, repeats: int, settle: int = 0) ->
     start = () if not settle else (settled_states(model, batch, settle, state),)
     run = rollout_fn(model, batch, steps, from_states=bool(settle)).lower(jax.random.PRNGKey(0), *start).compile()
     jax.block_until_ready(run(jax.random.PRNGKey(0), *start))         # warm-up
-    times, bad = [], 0
-    for r in range(repeats):
-        t = time.perf_counter()
-        out = jax.block_until_ready(run(jax.random.PRNGKey(r + 1), *start))
-        times.append(time.perf_counter() - t)
-        bad = max(bad, int(out[1]))
+
+    def timed():
+        times, bad = [], 0
+        for r in range(repeats):
+            t = time.perf_counter()
+            out = jax.block_until_ready(run(jax.random.PRNGKey(r + 1), *start))
+            times.append(time.perf_counter() - t)
+            bad = max(bad, int(out[1]))
+        return times, bad
+
+    times, bad = timed()
+    if retimers is not None:
+        retimers.append(lambda: batch * steps * float(model.timestep) / statistics.median(timed()[0]))
     med = statistics.median(times)
     physics = batch * steps * model.substeps
     step_memory = _memory_bytes(executable)
@@ -205,11 +219,15 @@ def unstable(peer: dict) -> bool:
 
 def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, repeats: int,
                   timeout: float, halvings: int = 0, out: list | None = None,
-                  after_each=None, settle: int = 0) -> list:
+                  after_each=None, settle: int = 0, retime=None) -> list:
     """Run each peer engine at our point's batch size; print one line each; return their figures
     with `ratio` = our sim s per wall s over theirs, appended to `out` (a new list when None) as each
     peer finishes, with `after_each()` called then (the bench writes its JSON there, so a run cut
     short keeps the peers it finished).
+
+    With `retime` (bench_point's `retimers`), ours is timed again after each peer's run, and that
+    run's ratio is to the mean of ours just before it and just after it (`ours_around`, `_Ours`);
+    without it, to the point's figure.
 
     A ratio against a peer whose environments blew up compares with arithmetic on NaNs, not with a
     simulation: the figure that counts is simulated seconds per wall second at a timestep where the
@@ -222,6 +240,7 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
     from .bench_peers import run_peer
 
     out = [] if out is None else out
+    clock = _Ours(ours["sim_s_per_wall_s"], retime)
     for engine in engines:
         try:
             r = run_peer(engine, model, xml, ours["batch"], steps, repeats, timeout=timeout, settle=settle)
@@ -229,10 +248,10 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
             print(f"         vs {engine}: failed ({_first_line(e)})")
             r = {"engine": engine, "error": _first_line(e)}
         else:
-            r["ratio"] = ours["sim_s_per_wall_s"] / r["sim_s_per_wall_s"]
+            clock.rate(r)
             print(f"         vs {engine:<17} {_peer_line(r)}")
             if unstable(r) and halvings > 0:
-                r.update(_stable_rerun(engine, model, ours, steps, repeats, timeout, halvings, settle))
+                r.update(_stable_rerun(engine, model, ours, steps, repeats, timeout, halvings, settle, clock))
         out.append(r)
         if after_each is not None:
             after_each()
@@ -247,8 +266,30 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
 MORE_SOLVER_WORK = {"mjx": "mjx-ours"}
 
 
+class _Ours:
+    """Our sim s per wall s to set each peer's run against, in the order the runs finish. A shared
+    machine's speed drifts (here, on 2026-12-07, the same Humanoid step ran 207k–233k physics steps/s
+    in commands minutes apart), and a slow peer's run can end many minutes after ours was timed.
+    With `retime`, ours is timed again after every peer's run, and that run's ratio is to the mean
+    of ours timed just before it (the point's own figure, or the timing after the previous run) and
+    just after it, both recorded in the run's `ours_around`: drift between the two timings moves
+    both sides of the ratio alike. Without `retime` (figures of ours from an earlier run,
+    `--ours-from`), every ratio is to the one figure."""
+
+    def __init__(self, first: float, retime=None):
+        self.last, self.retime = first, retime
+
+    def rate(self, r: dict) -> None:
+        ref = self.last
+        if self.retime is not None:
+            after = self.retime()
+            r["ours_around"] = [self.last, after]
+            ref, self.last = (self.last + after) / 2, after
+        r["ratio"] = ref / r["sim_s_per_wall_s"]
+
+
 def _stable_rerun(engine: str, model, ours: dict, steps: int, repeats: int, timeout: float,
-                  halvings: int, settle: int = 0) -> dict:
+                  halvings: int, settle: int = 0, clock: _Ours | None = None) -> dict:
     """`compare_point`'s reruns of an unstable peer: first, for an engine in MORE_SOLVER_WORK, its
     variant with the scene's solver iterations at our timestep (when those are more than the engine's
     own), then that engine (or the variant) at h/2, h/4, …: {"stable": the first run with every
@@ -258,6 +299,7 @@ def _stable_rerun(engine: str, model, ours: dict, steps: int, repeats: int, time
 
     from .bench_peers import MJX_ITERATIONS, exports, run_peer
 
+    clock = clock or _Ours(ours["sim_s_per_wall_s"])
     variant = MORE_SOLVER_WORK.get(engine)
     if variant and int(model.solver_iterations) <= MJX_ITERATIONS:
         variant = None                    # the variant would run the same solver work again
@@ -271,7 +313,7 @@ def _stable_rerun(engine: str, model, ours: dict, steps: int, repeats: int, time
         except Exception as e:   # noqa: BLE001  (reported like a failed peer; the first run is kept)
             print(f"           {'':<17} {name} at h/{2 ** k}: failed ({_first_line(e)})")
             return dict(found, stable_error=_first_line(e))
-        s["ratio"] = ours["sim_s_per_wall_s"] / s["sim_s_per_wall_s"]
+        clock.rate(s)
         found["stable_tried_down_to"] = s["timestep"]
         label = f"{name} " if name != engine else ""
         print(f"           {label:<17} {_peer_line(s)}" + ("" if unstable(s) else "  (stable)"))
@@ -292,9 +334,11 @@ def _peer_line(r: dict) -> str:
         its += f" ({r['contacts_per_step']:.1f} contacts, {r['constraint_rows_per_step']:.1f} rows a step)"
     bad = (f", {r['nonfinite']} non-finite" if r.get("nonfinite") else "") + (
         f", {r['resets']} resets of bad states" if r.get("resets") else "")
+    around = (f" (ours {r['ours_around'][0]:,.1f} before, {r['ours_around'][1]:,.1f} after)"
+              if "ours_around" in r else "")
     return (f"h {r['timestep']:g} s, {r['solver']} {its}: "
             f"{r['physics_steps_per_s']:>12,.0f} steps/s {r['sim_s_per_wall_s']:>10,.1f} sim s/wall s, "
-            f"compile {r['compile_s']:.1f} s{bad}  -> ours x{r['ratio']:.2f}")
+            f"compile {r['compile_s']:.1f} s{bad}  -> ours x{r['ratio']:.2f}{around}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -408,12 +452,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {'batch':>6} {'trace s':>8} {'XLA s':>7} {'physics steps/s':>22} {'sim s/wall s':>13} "
               f"{'MFLOP/step':>11} {'MB/step':>8} {'% peak':>7} {'devices':>7} {'step MB':>8} {'RSS MB':>7}")
         for b in batches:
+            retimers = []                  # filled by bench_point: ours timed again after each peer
             if earlier is not None:
                 p = _earlier_point(earlier, model.name, b, args.ours_from)
                 if p is None:
                     return 2
             else:
-                p = bench_point(model, b, args.steps, args.repeats, args.settle)
+                p = bench_point(model, b, args.steps, args.repeats, args.settle, retimers)
                 gflops = p["flops_per_control_step"] / p["seconds_per_control_step"] / 1e9
                 p["fraction_of_peak"] = gflops / peak if peak else float("nan")
             entry["points"].append(p)
@@ -429,7 +474,8 @@ def run(args: argparse.Namespace) -> int:
                 if xml:
                     compare_point(engines, model, xml, p, args.steps, args.repeats, args.peer_timeout,
                                   args.stable_halvings, out=p["peers"],
-                                  after_each=lambda: write_json(args.json, results, entry), settle=args.settle)
+                                  after_each=lambda: write_json(args.json, results, entry), settle=args.settle,
+                                  retime=retimers[0] if retimers else None)
             write_json(args.json, results, entry)      # after every point and every peer: a run cut
                                                        # short keeps them
         results["scenes"].append(entry)

@@ -164,7 +164,10 @@ def test_compare_json_has_the_peer_figures(tmp_path):
     assert data["scenes"][0]["contacts_solved"] == data["scenes"][0]["contact_candidates"] == 0
     for field in ("physics_steps_per_s", "sim_s_per_wall_s", "compile_s", "ratio", "iterations"):
         assert field in peer
-    assert peer["ratio"] == pytest.approx(point["sim_s_per_wall_s"] / peer["sim_s_per_wall_s"])
+    # ours was timed again after the peer: the ratio is to the mean of ours before it and after it
+    before, after = peer["ours_around"]
+    assert before == point["sim_s_per_wall_s"] and after > 0
+    assert peer["ratio"] == pytest.approx((before + after) / 2 / peer["sim_s_per_wall_s"])
     # the peer's process ran under the XLA flags our step runs under
     assert peer["xla_flags"] == bench_peers.peer_xla_flags("mujoco") == os.environ.get("XLA_FLAGS", "")
 
@@ -184,7 +187,9 @@ def test_ours_from_an_earlier_run_takes_its_figures_and_runs_only_the_peers(tmp_
     (peer,) = point.pop("peers")
     assert point == first["scenes"][0]["points"][1]            # batch 3's figures, unchanged
     assert peer["engine"] == "mujoco" and peer["batch"] == 3
+    # ours is not run here, so not timed again: the ratio is to the earlier run's figure
     assert peer["ratio"] == pytest.approx(point["sim_s_per_wall_s"] / peer["sim_s_per_wall_s"])
+    assert "ours_around" not in peer
     capsys.readouterr()
     # a batch the earlier run did not measure, or no peers to run, is a usage error
     assert main(["bench", PENDULUM, "--batch", "4", "--compare", "mujoco", "--ours-from", str(ours)]) == 2
@@ -235,7 +240,7 @@ def test_a_run_cut_short_during_a_peer_keeps_the_peers_it_finished(tmp_path, mon
     point = data["scenes"][0]["points"][0]
     assert point["batch"] == 2 and [p["engine"] for p in point["peers"]] == ["mujoco"]
     assert point["peers"][0]["ratio"] == pytest.approx(
-        point["sim_s_per_wall_s"] / point["peers"][0]["sim_s_per_wall_s"])
+        sum(point["peers"][0]["ours_around"]) / 2 / point["peers"][0]["sim_s_per_wall_s"])
 
 
 def test_jax_peers_get_our_xla_flags_and_the_workaround(monkeypatch):
