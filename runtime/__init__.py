@@ -46,6 +46,16 @@ set SCENEC_XLA_DEFAULTS=0 (each is measured with `scenec bench`; Ant at batch 10
   single core runs it as fast); two devices on the 2-core machine run Ant at batch 1024 2.0× as fast
   (`python tools/bench_devices.py`). SCENEC_HOST_DEVICES=1 keeps one device (needed when your own
   code maps over the host devices with `pmap` or `shard_map` and calls `step` inside).
+Tried and not set: the whole substep as one kernel (2-core Intel Xeon, 2026-12-07; a scratch script
+like tools/bench_flags.py, fresh processes in turn, `scenec run`'s rollout at batch 1024, 20 control
+steps): the threshold at 20 MB and no `step.keep_out_of_small_loops` marks, so that the substep loop,
+the tile loop and the rollout's scan each compile into one kernel, and the elimination's loop too.
+Humanoid ran ×1.135, ×1.106, ×1.12 and ×1.08 as fast (four rounds) and Ant ×1.07 and ×1.12, the dispatch
+of the substep's thunks gone; but the rollout's XLA compile took 9.5–10.2 s against 4.0–4.2 s
+(Humanoid) and 6.7–7.0 s against 3.5 s (Ant): one LLVM function of the whole substep, which XLA's
+parallel codegen cannot split, against targets of 4 s and 2 s. At 12 MB without the marks only the
+elimination's loop joins the inner loops' kernels (the substep's body touches more), and Humanoid's
+speed stayed within the rounds' noise (×0.93 and ×1.06; at 8 MB ×0.86–1.03).
 Tried for compile time and not set (2-core AMD EPYC, `python tools/bench_flags.py scenes/humanoid.yaml
 scenes/ant.yaml --pairs 2`, 2026-12-06): `xla_cpu_disable_loop_unrolling` (a backend extra option) cut
 the rollout's XLA compile by 15–25% and ran the step ×0.42 (Humanoid) and ×0.49 (Ant);
