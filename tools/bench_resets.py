@@ -63,17 +63,15 @@ def schedule(model, task, batch: int, steps: int, seed: int = 0) -> np.ndarray:
 
     from scenec.runtime import step as rstep
     from scenec.runtime import task as rtask
-    from scenec.runtime.envs.core import TaskEnv
 
-    env = TaskEnv(model, task)
     lo, hi = _bounds(model)
     init = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), rstep.init(model))
-    targets = jax.vmap(lambda k: rtask.initial_targets(env._target_spec, init.q.dtype, k))(
+    targets = jax.vmap(lambda k: rtask.initial_targets(task, init.q.dtype, k))(
         jax.random.split(jax.random.PRNGKey(seed + 7), batch))
 
     def ends(before, after, u, tg):
         prev = rtask.View(model, before, u, tg)
-        return env._done(rtask.View(model, after, u, tg, prev))
+        return rtask.terminated(task, rtask.View(model, after, u, tg, prev))
 
     def body(states, k):
         u = jax.random.uniform(k, (batch, model.nu), states.q.dtype, lo, hi)
