@@ -247,6 +247,7 @@ def compare_point(engines: list[str], model, xml: dict, ours: dict, steps: int, 
         except Exception as e:   # a peer that fails on this model is reported, not fatal
             print(f"         vs {engine}: failed ({_first_line(e)})")
             r = {"engine": engine, "error": _first_line(e)}
+            clock.skip()
         else:
             clock.rate(r)
             print(f"         vs {engine:<17} {_peer_line(r)}")
@@ -287,6 +288,12 @@ class _Ours:
             ref, self.last = (self.last + after) / 2, after
         r["ratio"] = ref / r["sim_s_per_wall_s"]
 
+    def skip(self) -> None:
+        """After a peer's run that gave no figures (failed, timed out): time ours again, so that the
+        next run is set against a timing taken just before it."""
+        if self.retime is not None:
+            self.last = self.retime()
+
 
 def _stable_rerun(engine: str, model, ours: dict, steps: int, repeats: int, timeout: float,
                   halvings: int, settle: int = 0, clock: _Ours | None = None) -> dict:
@@ -312,6 +319,7 @@ def _stable_rerun(engine: str, model, ours: dict, steps: int, repeats: int, time
                          settle=settle)
         except Exception as e:   # noqa: BLE001  (reported like a failed peer; the first run is kept)
             print(f"           {'':<17} {name} at h/{2 ** k}: failed ({_first_line(e)})")
+            clock.skip()
             return dict(found, stable_error=_first_line(e))
         clock.rate(s)
         found["stable_tried_down_to"] = s["timestep"]

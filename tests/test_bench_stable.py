@@ -68,21 +68,30 @@ def test_the_reruns_settle_as_long_as_the_first_run(pendulum, monkeypatch):
 
 def test_with_retiming_each_run_is_set_against_ours_just_before_and_just_after_it(pendulum, monkeypatch):
     # The machine drifts: ours, timed again after every peer run (2.0 sim s per wall s first, then
-    # 3.0, 5.0, 9.0, 17.0), is taken as the mean of the two timings that bracket each run. Two
-    # engines, each unstable at h and stable at h/2: the runs go h, h/2, h, h/2.
+    # 3.0, 5.0, 9.0, 17.0, 33.0), is taken as the mean of the two timings that bracket each run. Two
+    # engines, each unstable at h and stable at h/2, with a peer that fails between them (ours is
+    # timed again after it too): the runs go h, h/2, (failure), h, h/2.
     h = float(pendulum.timestep) / pendulum.substeps
-    calls, later = [], iter([3.0, 5.0, 9.0, 17.0])
-    monkeypatch.setattr(bench_peers, "run_peer", fake_peer(stable_below=0.6 * h, calls=calls))
-    first, second = cmd_bench.compare_point(
-        ["mujoco", "mujoco"], pendulum, bench_peers.exports(pendulum), {"batch": 4, "sim_s_per_wall_s": 2.0},
-        3, 1, 60.0, halvings=2, retime=lambda: next(later))
+    calls, later = [], iter([3.0, 5.0, 9.0, 17.0, 33.0])
+    works = fake_peer(stable_below=0.6 * h, calls=calls)
+
+    def run_peer(engine, *args, **kwargs):
+        if engine == "brax-spring":
+            raise RuntimeError("no result")
+        return works(engine, *args, **kwargs)
+
+    monkeypatch.setattr(bench_peers, "run_peer", run_peer)
+    first, failed, second = cmd_bench.compare_point(
+        ["mujoco", "brax-spring", "mujoco"], pendulum, bench_peers.exports(pendulum),
+        {"batch": 4, "sim_s_per_wall_s": 2.0}, 3, 1, 60.0, halvings=2, retime=lambda: next(later))
     assert calls == pytest.approx([h, h / 2, h, h / 2])
     assert first["ours_around"] == [2.0, 3.0] and first["ratio"] == pytest.approx(2.5 / (1000 * h))
     assert first["stable"]["ours_around"] == [3.0, 5.0]
     assert first["stable"]["ratio"] == pytest.approx(4.0 / (1000 * h / 2))
-    assert second["ours_around"] == [5.0, 9.0] and second["ratio"] == pytest.approx(7.0 / (1000 * h))
-    assert second["stable"]["ours_around"] == [9.0, 17.0]
-    assert second["stable"]["ratio"] == pytest.approx(13.0 / (1000 * h / 2))
+    assert "error" in failed and "ours_around" not in failed
+    assert second["ours_around"] == [9.0, 17.0] and second["ratio"] == pytest.approx(13.0 / (1000 * h))
+    assert second["stable"]["ours_around"] == [17.0, 33.0]
+    assert second["stable"]["ratio"] == pytest.approx(25.0 / (1000 * h / 2))
     # without retiming (figures from an earlier run), every run is set against the one figure
     (r,) = cmd_bench.compare_point(["mujoco"], pendulum, bench_peers.exports(pendulum),
                                    {"batch": 4, "sim_s_per_wall_s": 2.0}, 3, 1, 60.0)
