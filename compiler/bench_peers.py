@@ -313,13 +313,15 @@ def rollout_states(mj, init, control, nthread: int | None = None, datas=None, ou
     return final
 
 
-def mujoco_contact_counts(mj, qpos0, qvel0, control, init=None):
+def mujoco_contact_counts(mj, qpos0, qvel0, control, init=None, restart=None):
     """MuJoCo's active contacts and constraint rows (`ncon`, `nefc`) after each step of the rollouts
     `mujoco_rollout` runs from the same states under the same controls, (batch, nstep) each, on one
     thread (from the full physics states `init` where given, else from qpos0, qvel0). MuJoCo's work
     in a step grows with them (the pairs past its broadphase go through their narrow phase, its PGS
     sweeps nefc rows), where ours is the same in every step (every candidate pair, the contact
-    budget's slots), so they say which regime a timed run measured."""
+    budget's slots), so they say which regime a timed run measured. With `restart` ((batch, nstep)
+    bool), an environment is put back to its starting state after each step it marks (the runs of
+    tools/bench_resets.py)."""
     import mujoco
 
     d = mujoco.MjData(mj)
@@ -334,6 +336,8 @@ def mujoco_contact_counts(mj, qpos0, qvel0, control, init=None):
             d.ctrl[:] = control[i, t]
             mujoco.mj_step(mj, d)
             ncon[i, t], nefc[i, t] = d.ncon, d.nefc
+            if restart is not None and restart[i, t]:
+                mujoco.mj_setState(mj, d, init[i], spec)
     return ncon, nefc
 
 

@@ -158,9 +158,12 @@ def bench_point(model, batch: int, steps: int, repeats: int, settle: int = 0,
             bad = max(bad, int(out[1]))
         return times, bad
 
+    def sim_s_per_wall_s(times):
+        return batch * steps * float(model.timestep) / statistics.median(times)
+
     times, bad = timed()
     if retimers is not None:
-        retimers.append(lambda: batch * steps * float(model.timestep) / statistics.median(timed()[0]))
+        retimers.append(lambda: sim_s_per_wall_s(timed()[0]))
     med = statistics.median(times)
     physics = batch * steps * model.substeps
     step_memory = _memory_bytes(executable)
@@ -168,7 +171,7 @@ def bench_point(model, batch: int, steps: int, repeats: int, settle: int = 0,
         "batch": batch, "trace_s": t1 - t0, "xla_s": t2 - t1,
         "physics_steps_per_s": physics / med,
         "physics_steps_per_s_range": [physics / max(times), physics / min(times)],
-        "sim_s_per_wall_s": batch * steps * float(model.timestep) / med,
+        "sim_s_per_wall_s": sim_s_per_wall_s(times),
         "devices": devices, "nonfinite": bad, "cost_model": cost.get("cost_model"),
         "flops_per_control_step": shares * float(cost.get("flops", float("nan"))),
         "bytes_per_control_step": shares * float(cost.get("bytes accessed", float("nan"))),
@@ -296,7 +299,7 @@ class _Ours:
 
 
 def _stable_rerun(engine: str, model, ours: dict, steps: int, repeats: int, timeout: float,
-                  halvings: int, settle: int = 0, clock: _Ours | None = None) -> dict:
+                  halvings: int, settle: int, clock: _Ours) -> dict:
     """`compare_point`'s reruns of an unstable peer: first, for an engine in MORE_SOLVER_WORK, its
     variant with the scene's solver iterations at our timestep (when those are more than the engine's
     own), then that engine (or the variant) at h/2, h/4, …: {"stable": the first run with every
@@ -306,7 +309,6 @@ def _stable_rerun(engine: str, model, ours: dict, steps: int, repeats: int, time
 
     from .bench_peers import MJX_ITERATIONS, exports, run_peer
 
-    clock = clock or _Ours(ours["sim_s_per_wall_s"])
     variant = MORE_SOLVER_WORK.get(engine)
     if variant and int(model.solver_iterations) <= MJX_ITERATIONS:
         variant = None                    # the variant would run the same solver work again

@@ -65,27 +65,41 @@ def rollout_fn(model, batch: int, steps: int, rstep=None, from_states: bool = Fa
     return jax.jit(run_from if from_states else run)
 
 
-def _rollout(rstep, model, batch: int, steps: int, key, rows: int, first, start=None):
-    """`steps` control steps of environments first … first + rows of a batch of `batch` from the
-    initial state (or from the states `start`), each step's uniform random controls drawn for the
-    whole batch and those rows taken (so that a device's share of the batch sees the controls the
-    whole batch's rollout gives it)."""
-    import jax
+def control_bounds(model):
+    """(lo, hi) (nu,) of `scenec run`'s uniform random controls: each actuator's control range, or
+    [−1, 1] where it has none."""
     import jax.numpy as jnp
 
     lo = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 0], -1.0)
     hi = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 1], 1.0)
-    states = start
-    if states is None:
-        states = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (rows,) + x.shape), rstep.init(model))
+    return lo, hi
 
-    def body(states, k):
+
+def _rollout(rstep, model, batch: int, steps: int, key, rows: int, first, start=None, resets=None):
+    """`steps` control steps of environments first … first + rows of a batch of `batch` from the
+    initial state (or from the states `start`), each step's uniform random controls drawn for the
+    whole batch and those rows taken (so that a device's share of the batch sees the controls the
+    whole batch's rollout gives it). With `resets` ((steps, rows) bool), each environment is put
+    back to the initial state after the control steps it marks (tools/bench_resets.py)."""
+    import jax
+    import jax.numpy as jnp
+
+    lo, hi = control_bounds(model)
+    init = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (rows,) + x.shape), rstep.init(model))
+    states = init if start is None else start
+
+    def body(states, xs):
+        k, reset = xs
         u = jax.random.uniform(k, (batch, model.nu), states.q.dtype, lo, hi)
         if rows < batch:
             u = jax.lax.dynamic_slice_in_dim(u, first, rows)
-        return rstep.step(model, states, u), None  # a batch directly: the fast path
+        new = rstep.step(model, states, u)     # a batch directly: the fast path
+        if reset is not None:
+            new = jax.tree_util.tree_map(
+                lambda i, n: jnp.where(reset.reshape(reset.shape + (1,) * (n.ndim - 1)), i, n), init, new)
+        return new, None
 
-    states, _ = jax.lax.scan(body, states, jax.random.split(key, steps))
+    states, _ = jax.lax.scan(body, states, (jax.random.split(key, steps), resets))
     return states
 
 

@@ -86,12 +86,19 @@ def test_mujoco_contact_counts_follow_a_free_fall_to_the_floor(tmp_path):
     mujoco.mj_resetDataKeyframe(mj, data, mj.key("init").id)
     k = np.arange(200)
     first = 1 + int(np.argmax(r + d - g * h * h * k * (k + 1) / 2 < r))
-    steps = first + 40
+    steps = 2 * first + 20     # room for a second fall after a restart
     control = np.zeros((1, steps, mj.nu))
     ncon, nefc = bench_peers.mujoco_contact_counts(mj, data.qpos[None], data.qvel[None], control)
     assert ncon.shape == (1, steps) and 10 < first < 100
     assert np.all(ncon[0, :first - 1] == 0) and np.all(ncon[0, first - 1:] == 1), (first, ncon)
     assert np.all(nefc[0, :first - 1] == 0) and np.all(nefc[0, first - 1:] >= 1)
+    # put back to the start after step first + 9: the fall repeats, no contact for first − 1 steps
+    restart = np.zeros((1, steps), bool)
+    restart[0, first + 9] = True
+    ncon, _ = bench_peers.mujoco_contact_counts(mj, data.qpos[None], data.qvel[None], control, restart=restart)
+    again = first + 10
+    assert np.all(ncon[0, first - 1:again] == 1) and np.all(ncon[0, again:again + first - 1] == 0)
+    assert np.all(ncon[0, again + first - 1:] == 1) and again + first - 1 < steps, (first, ncon)
     # resting on the floor (1 mm into it) from the start
     rest = data.qpos.copy()
     rest[2] = r - 1e-3

@@ -20,7 +20,7 @@ the median of `--repeats` timed runs after a warm-up; ours is timed again after 
 is to the mean of our two timings (as `scenec bench`). Beside the reset runs, both engines' runs
 without resets: ours in the same scan, MuJoCo both in one call and in one call per control step
 (what the calls themselves cost). MuJoCo's contacts a step are counted by replaying the first 16
-environments' reset runs on one thread.
+environments' reset runs on one thread (bench_peers.mujoco_contact_counts).
 
 Needs the `bench` extra (mujoco). Not a test: figures depend on the machine and its load.
 """
@@ -36,24 +36,6 @@ import time
 
 import numpy as np
 
-CONTACT_SAMPLE = 16          # environments replayed for MuJoCo's contacts a step
-
-
-def _where_rows(mask, a, b):
-    """a where mask (batch,) else b, for arrays with the batch first."""
-    import jax.numpy as jnp
-
-    return jnp.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), a, b)
-
-
-def _bounds(model):
-    import jax.numpy as jnp
-
-    lo = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 0], -1.0)
-    hi = jnp.where(model.actuator_ctrl_limited.array, model.actuator_ctrl_range[:, 1], 1.0)
-    return lo, hi
-
-
 def schedule(model, task, batch: int, steps: int, seed: int = 0) -> np.ndarray:
     """(steps, batch) bool: whether each environment ends its episode at each control step (and so
     starts again from the initial state), from our rollout under uniform random controls. A task's
@@ -61,10 +43,11 @@ def schedule(model, task, batch: int, steps: int, seed: int = 0) -> np.ndarray:
     import jax
     import jax.numpy as jnp
 
+    from scenec.compiler.cmd_run import control_bounds
     from scenec.runtime import step as rstep
     from scenec.runtime import task as rtask
 
-    lo, hi = _bounds(model)
+    lo, hi = control_bounds(model)
     init = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), rstep.init(model))
     targets = jax.vmap(lambda k: rtask.initial_targets(task, init.q.dtype, k))(
         jax.random.split(jax.random.PRNGKey(seed + 7), batch))
@@ -77,32 +60,25 @@ def schedule(model, task, batch: int, steps: int, seed: int = 0) -> np.ndarray:
         u = jax.random.uniform(k, (batch, model.nu), states.q.dtype, lo, hi)
         new = rstep.step(model, states, u)
         done = jax.vmap(ends)(states, new, u, targets) | ~jnp.all(jnp.isfinite(new.q), axis=-1)
-        return jax.tree_util.tree_map(lambda i, n: _where_rows(done, i, n), init, new), done
+        return jax.tree_util.tree_map(
+            lambda i, n: jnp.where(done.reshape(done.shape + (1,) * (n.ndim - 1)), i, n), init, new), done
 
     run = jax.jit(lambda key: jax.lax.scan(body, init, jax.random.split(key, steps))[1])
     return np.asarray(run(jax.random.PRNGKey(seed)))
 
 
 def rollout(model, batch: int, steps: int):
-    """Jitted (key, resets (steps, batch)) → (final states, non-finite count): `scenec run`'s random
-    controls, each environment put back to the initial state after the control steps `resets` marks."""
+    """Jitted (key, resets (steps, batch)) → (final states, non-finite count): `scenec run`'s rollout
+    (cmd_run._rollout), each environment put back to the initial state after the control steps
+    `resets` marks."""
     import jax
     import jax.numpy as jnp
 
+    from scenec.compiler.cmd_run import _rollout
     from scenec.runtime import step as rstep
 
-    lo, hi = _bounds(model)
-
     def run(key, resets):
-        init = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), rstep.init(model))
-
-        def body(states, xs):
-            k, reset = xs
-            u = jax.random.uniform(k, (batch, model.nu), states.q.dtype, lo, hi)
-            new = rstep.step(model, states, u)
-            return jax.tree_util.tree_map(lambda i, n: _where_rows(reset, i, n), init, new), None
-
-        states, _ = jax.lax.scan(body, init, (jax.random.split(key, steps), resets))
+        states = _rollout(rstep, model, batch, steps, key, batch, 0, resets=resets)
         return states, jnp.sum(~jnp.all(jnp.isfinite(states.q), axis=-1))
 
     return jax.jit(run)
@@ -140,7 +116,8 @@ def time_mujoco(model, batch: int, steps: int, repeats: int, resets: np.ndarray,
     the reset runs of the first CONTACT_SAMPLE environments."""
     import mujoco
 
-    from scenec.compiler.bench_peers import _controls, _initial_states, ctrl_bounds, exports, rollout_states
+    from scenec.compiler.bench_peers import (CONTACT_SAMPLE, _controls, _initial_states, ctrl_bounds, exports,
+                                             mujoco_contact_counts, rollout_states)
 
     mj = mujoco.MjModel.from_xml_string(exports(model)["PGS"])
     data = mujoco.MjData(mj)
@@ -175,21 +152,12 @@ def time_mujoco(model, batch: int, steps: int, repeats: int, resets: np.ndarray,
             fn()
             times.append(time.perf_counter() - t)
         figures[name] = batch * steps * sub * float(mj.opt.timestep) / statistics.median(times)
-    ncon = nefc = 0
-    d = mujoco.MjData(mj)
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     sample = min(batch, CONTACT_SAMPLE)
-    for i in range(sample):
-        mujoco.mj_setState(mj, d, init[i], spec)
-        for t in range(steps):
-            for s in range(sub):
-                d.ctrl[:] = control[i, t * sub + s]
-                mujoco.mj_step(mj, d)
-                ncon, nefc = ncon + d.ncon, nefc + d.nefc
-            if resets[t, i]:
-                mujoco.mj_setState(mj, d, init[i], spec)
-    n = sample * steps * sub
-    figures.update(contacts_per_step=ncon / n, constraint_rows_per_step=nefc / n, threads=nthread,
+    restart = np.zeros((sample, steps * sub), bool)
+    restart[:, sub - 1::sub] = resets[:, :sample].T          # after a control step's last physics step
+    ncon, nefc = mujoco_contact_counts(mj, None, None, control[:sample], init=init[:sample], restart=restart)
+    figures.update(contacts_per_step=float(ncon.mean()), constraint_rows_per_step=float(nefc.mean()),
+                   threads=nthread,
                    timestep=float(mj.opt.timestep), iterations=int(mj.opt.iterations))
     return figures
 
