@@ -171,10 +171,10 @@ def inverse_by_tree(m: Model, mass, tau):
     return jnp.concatenate(rows), jnp.concatenate(qacc)
 
 
-# A tree of this many dofs or more whose root chain branches is inverted branch by branch. Against the
-# whole elimination (`python tools/ablate.py SCENE --batch 1024 branches_from=1`, this session's
-# machine): grasp (39 dofs) ran ×1.17 and compiled 0.5 s slower; below, the gain did not pay for the
-# compile time: Humanoid (23) ×1.07 for +0.8 s of trace and XLA compile (3.3 → 4.1 s, over its 4 s
+# A tree of this many dofs or more whose root chain branches is inverted branch by branch. Earlier
+# measurements, against the whole elimination (`python tools/ablate.py SCENE --batch 1024
+# branches_from=1`, products as chains, that session's machine): grasp (39 dofs) ran ×1.17 and
+# compiled 0.5 s slower; below, the gain did not pay for the compile time: Humanoid (23) ×1.07 for +0.8 s of trace and XLA compile (3.3 → 4.1 s, over its 4 s
 # target), Ant (14) ×1.03 for +0.6 s (2.4 → 3.0 s), fetch (16) ×0.97, half_cheetah (9) ×1.03.
 # Again on a 2-core AMD EPYC (2026-12-05): Humanoid ×1.08 (7 rounds in one process), XLA compile 3.1 →
 # 3.6–3.7 s and trace +0.1–0.2 s in fresh processes (4.5 s in all, over the target). Its products as
@@ -190,7 +190,21 @@ def inverse_by_tree(m: Model, mass, tau):
 # eliminated side by side in one loop (Humanoid's arms beside its 11-dof abdomen and legs: one loop
 # fewer to compile): ×1.02 against ×1.10 unpadded (`tools/ablate.py`, one process), the padding's
 # work eating the gain.
-BRANCHES_FROM = 32
+# Set at 15 (2026-12-07, 2-core Intel Xeon), once the products were reductions (`_matmul`) and the
+# step's compile had come down (Humanoid 2.3–2.5 s whole in the machine's faster state that day).
+# Fresh processes in turn, batch 1024, `scenec bench` under a scratch script setting BRANCHES_FROM,
+# three rounds against the whole elimination: Humanoid ×1.10 (315–319k against 281–291k physics
+# steps/s), trace + XLA compile 2.55–2.61 s against 2.33–2.53 s; fetch (16) ×1.01–1.07, 1.99–2.04 s
+# against 1.76–1.85 s; grasp (already branch by branch) ×1.22 against its hand eliminated whole. With
+# every tree taken branch by branch (two rounds): Ant (14) ×1.05 for +0.3 s of compile (1.52 → 1.82 s;
+# its 2 s target, which it meets only in the machine's faster states: 1.84–2.55 s in the recent
+# tables, cannot pay that), half_cheetah (9) ×1.10 and walker2d (9) ×1.04–1.07 for +0.14 s each, which
+# no threshold can take without Ant. Earlier that day, in a slower state of the machine (Humanoid's
+# whole step compiled in 2.7–2.9 s) and with the products as chains, Humanoid branch by branch ran
+# ×0.99–1.01 of the whole elimination in two rounds: the gain is not the same in every state. On a TPU
+# v5e at 16,384 environments (`python3 tools/ablate.py SCENE --batch 16384 --steps 100 --repeats 3
+# branches_from=1000`): the whole elimination took 1.02 (Humanoid) and 1.31 (grasp) of the time.
+BRANCHES_FROM = 15
 
 
 def branches(parent) -> tuple | None:
@@ -236,8 +250,16 @@ def elimination_floats(m: Model) -> int:
 
 
 def _matmul(a, b):
-    """(p, q, B) @ (q, s, B) as one elementwise chain over q."""
-    return sm.total(a[:, k, None, :] * b[k][None] for k in range(a.shape[1]))
+    """(p, q, B) @ (q, s, B) as one product and a sum over q (a reduction).
+
+    Against one elementwise chain of q products (2-core Intel Xeon, 2026-12-07, batch 1024, fresh
+    processes in turn, three rounds each): Humanoid inverted branch by branch ×1.01 (315–317k against
+    312–314k physics steps/s), trace + XLA compile 2.60–2.62 s against 2.71–2.84 s (the step's optimised
+    module 7,776 against 8,492 HLO instructions); grasp ×1.12 (186k against 165k, two rounds), compile
+    2.74–2.78 s against 2.84–2.85 s. With an optimization barrier on the assembled M⁻¹ (so that no product is fused
+    into its readers), Humanoid ran ×0.91 as a reduction and ×0.74 as chains: its readers' fusions of
+    the products are worth keeping."""
+    return jnp.sum(a[:, :, None, :] * b[None], axis=1)
 
 
 def _inverse_by_branches(a, tau, r, spans):
@@ -250,9 +272,9 @@ def _inverse_by_branches(a, tau, r, spans):
     3-dof root chain and four 9-dof fingers): 9.4k multiply-adds per environment against 61k for the
     whole 39-dof elimination, and 12 elimination steps in a row instead of 39.
 
-    Each block of M⁻¹ is its own product, joined by concatenation: one product over all the branches
-    at once, or sums as reductions, ran 1.2–1.9× slower (XLA fused the product into W = J·M⁻¹ and
-    evaluated it again for every constraint row)."""
+    Each block of M⁻¹ is its own product (`_matmul`), joined by concatenation: one product over all
+    the branches at once ran 1.2–1.9× slower (XLA fused the product into W = J·M⁻¹ and evaluated it
+    again for every constraint row)."""
     batch = a.shape[-1]
     by_size = {}
     for i, (s, e) in enumerate(spans):
