@@ -194,8 +194,8 @@ def inverse_by_tree(m: Model, mass, tau):
 # step's compile had come down (Humanoid 2.3–2.5 s whole in the machine's faster state that day).
 # Fresh processes in turn, batch 1024, `scenec bench` under a scratch script setting BRANCHES_FROM,
 # three rounds against the whole elimination: Humanoid ×1.10 (315–319k against 281–291k physics
-# steps/s), trace + XLA compile 2.55–2.61 s against 2.33–2.53 s; fetch (16) ×1.01–1.07, 1.99–2.04 s
-# against 1.76–1.85 s; grasp (already branch by branch) ×1.22 against its hand eliminated whole. With
+# steps/s), trace + XLA compile 2.55–2.61 s against 2.33–2.53 s; fetch (16) ×1.01–1.07, 1.97–2.04 s
+# against 1.75–1.85 s; grasp (already branch by branch) ×1.22 against its hand eliminated whole. With
 # every tree taken branch by branch (two rounds): Ant (14) ×1.05 for +0.3 s of compile (1.52 → 1.82 s;
 # its 2 s target, which it meets only in the machine's faster states: 1.84–2.55 s in the recent
 # tables, cannot pay that), half_cheetah (9) ×1.10 and walker2d (9) ×1.04–1.07 for +0.14 s each, which
