@@ -75,6 +75,16 @@ def control_bounds(model):
     return lo, hi
 
 
+def restarted(done, init, states):
+    """`states` with the environments that `done` ((batch,) bool) marks put back to `init` (both
+    batches of states, the batch first)."""
+    import jax
+    import jax.numpy as jnp
+
+    return jax.tree_util.tree_map(
+        lambda i, n: jnp.where(done.reshape(done.shape + (1,) * (n.ndim - 1)), i, n), init, states)
+
+
 def _rollout(rstep, model, batch: int, steps: int, key, rows: int, first, start=None, resets=None):
     """`steps` control steps of environments first … first + rows of a batch of `batch` from the
     initial state (or from the states `start`), each step's uniform random controls drawn for the
@@ -94,10 +104,7 @@ def _rollout(rstep, model, batch: int, steps: int, key, rows: int, first, start=
         if rows < batch:
             u = jax.lax.dynamic_slice_in_dim(u, first, rows)
         new = rstep.step(model, states, u)     # a batch directly: the fast path
-        if reset is not None:
-            new = jax.tree_util.tree_map(
-                lambda i, n: jnp.where(reset.reshape(reset.shape + (1,) * (n.ndim - 1)), i, n), init, new)
-        return new, None
+        return (new if reset is None else restarted(reset, init, new)), None
 
     states, _ = jax.lax.scan(body, states, (jax.random.split(key, steps), resets))
     return states

@@ -36,6 +36,7 @@ import time
 
 import numpy as np
 
+
 def schedule(model, task, batch: int, steps: int, seed: int = 0) -> np.ndarray:
     """(steps, batch) bool: whether each environment ends its episode at each control step (and so
     starts again from the initial state), from our rollout under uniform random controls. A task's
@@ -43,7 +44,7 @@ def schedule(model, task, batch: int, steps: int, seed: int = 0) -> np.ndarray:
     import jax
     import jax.numpy as jnp
 
-    from scenec.compiler.cmd_run import control_bounds
+    from scenec.compiler.cmd_run import control_bounds, restarted
     from scenec.runtime import step as rstep
     from scenec.runtime import task as rtask
 
@@ -60,8 +61,7 @@ def schedule(model, task, batch: int, steps: int, seed: int = 0) -> np.ndarray:
         u = jax.random.uniform(k, (batch, model.nu), states.q.dtype, lo, hi)
         new = rstep.step(model, states, u)
         done = jax.vmap(ends)(states, new, u, targets) | ~jnp.all(jnp.isfinite(new.q), axis=-1)
-        return jax.tree_util.tree_map(
-            lambda i, n: jnp.where(done.reshape(done.shape + (1,) * (n.ndim - 1)), i, n), init, new), done
+        return restarted(done, init, new), done
 
     run = jax.jit(lambda key: jax.lax.scan(body, init, jax.random.split(key, steps))[1])
     return np.asarray(run(jax.random.PRNGKey(seed)))
@@ -178,17 +178,14 @@ def main(argv=None) -> int:
     except ImportError:
         print("bench_resets: needs mujoco (pip install -e '.[bench]')", file=sys.stderr)
         return 2
-    from scenec.compiler import api
-    from scenec.compiler.cmd_common import print_diagnostics
+    from scenec.compiler.cmd_train import load_compiled
 
     results = []
     for path in args.scenes:
-        analysis = api.analyse(path)
-        code = print_diagnostics(analysis.diagnostics, analysis.sources)
-        if code:
+        loaded, code = load_compiled(path, command="bench_resets")
+        if loaded is None:
             return code
-        compiled = api.compile(path, measure_jit=False)
-        model, task = compiled.model, compiled.task
+        model, task = loaded.model, loaded.task
         if task is None or not task.termination:
             print(f"bench_resets: {path} has no task with a termination, so nothing resets "
                   "(`scenec bench` times it)", file=sys.stderr)
