@@ -56,18 +56,19 @@ of the substep's thunks gone; but the rollout's XLA compile took 9.5–10.2 s ag
 parallel codegen cannot split, against targets of 4 s and 2 s. At 12 MB without the marks only the
 elimination's loop joins the inner loops' kernels (the substep's body touches more), and Humanoid's
 speed stayed within the rounds' noise (×0.93 and ×1.06; at 8 MB ×0.86–1.03).
-Stacked with the branch-by-branch inverse for Humanoid (since made the default, `dynamics.BRANCHES_FROM`;
-alone ×0.98–1.03 in that slower state of the machine) and timed against the peers in the same `scenec bench --compare mujoco,brax-spring` command
-(2026-12-07, two rounds, a scratch script patching both): MuJoCo C ×0.91–0.93 → ×1.16–1.17, Brax spring
-×3.65–3.77 → ×4.22–4.41, the step's XLA compile 2.26–2.33 → 8.25–8.71 s. Neither Humanoid target is met
-even at that compile time. Nor is the whole-substep kernel's gain the thunks' dispatch alone: the mass
-matrix and forces, the inverse and the constraint stage each as a loop that turns once (a kernel each
-under the 20 MB threshold, the substep's marks kept) halved a substep's thunks (308 → 159) and ran
-×1.03 (two rounds, XLA compile 2.15–2.18 → 2.79–3.67 s), where the whole substep as one kernel (with
-the branches) ran ×1.09–1.15 in the same rounds. In a faster state later that day (three rounds): the
-whole substep as one kernel ×1.04 with the whole elimination (XLA compile 1.85–2.06 → 5.61–5.68 s; with
-the tile loop left a loop of thunks ×1.04 too, 5.22–5.26 s) and ×1.10–1.11 with the branch-by-branch
-inverse (6.85–7.01 s): the inverse's many small operations gain most when they are not thunks.
+Stacked with the branch-by-branch inverse for Humanoid (since made the default,
+`dynamics.BRANCHES_FROM`; alone ×0.98–1.03 in that slower state of the machine) and timed against the
+peers in the same `scenec bench --compare mujoco,brax-spring` command (2026-12-07, two rounds, a scratch
+script patching both): MuJoCo C ×0.91–0.93 → ×1.16–1.17, Brax spring ×3.65–3.77 → ×4.22–4.41, the step's
+XLA compile 2.26–2.33 → 8.25–8.71 s. Neither Humanoid target is met even at that compile time. Nor is
+the whole-substep kernel's gain the thunks' dispatch alone: the mass matrix and forces, the inverse and
+the constraint stage each as a loop that turns once (a kernel each under the 20 MB threshold, the
+substep's marks kept) halved a substep's thunks (308 → 159) and ran ×1.03 (two rounds, XLA compile
+2.15–2.18 → 2.79–3.67 s), where the whole substep as one kernel (with the branches) ran ×1.09–1.15 in
+the same rounds. In a faster state later that day (three rounds): the whole substep as one kernel ×1.04
+with the whole elimination (XLA compile 1.85–2.06 → 5.61–5.68 s; with the tile loop left a loop of
+thunks ×1.04 too, 5.22–5.26 s) and ×1.10–1.11 with the branch-by-branch inverse (6.85–7.01 s): the
+inverse's many small operations gain most when they are not thunks.
 Tried for compile time and not set (2-core AMD EPYC, `python tools/bench_flags.py scenes/humanoid.yaml
 scenes/ant.yaml --pairs 2`, 2026-12-06): `xla_cpu_disable_loop_unrolling` (a backend extra option) cut
 the rollout's XLA compile by 15–25% and ran the step ×0.42 (Humanoid) and ×0.49 (Ant);

@@ -173,38 +173,37 @@ def inverse_by_tree(m: Model, mass, tau):
 
 # A tree of this many dofs or more whose root chain branches is inverted branch by branch. Earlier
 # measurements, against the whole elimination (`python tools/ablate.py SCENE --batch 1024
-# branches_from=1`, products as chains, that session's machine): grasp (39 dofs) ran ×1.17 and
-# compiled 0.5 s slower; below, the gain did not pay for the compile time: Humanoid (23) ×1.07 for +0.8 s of trace and XLA compile (3.3 → 4.1 s, over its 4 s
-# target), Ant (14) ×1.03 for +0.6 s (2.4 → 3.0 s), fetch (16) ×0.97, half_cheetah (9) ×1.03.
-# Again on a 2-core AMD EPYC (2026-12-05): Humanoid ×1.08 (7 rounds in one process), XLA compile 3.1 →
-# 3.6–3.7 s and trace +0.1–0.2 s in fresh processes (4.5 s in all, over the target). Its products as
-# one over all branches at once (X stacked, one X·S⁻¹, one X·S⁻¹·Xᵀ, the result held apart from
-# W = J·M⁻¹ by an optimization barrier): ×0.99 of the whole elimination, XLA compile 4.0–4.4 s (the
-# machine loaded then). Once more after the grouped limit sweep (constraints.py `_LIMIT_SCAN_FROM`) took
-# 0.2–0.3 s off Humanoid's compile (2026-12-06, fresh processes in turn, three each): trace + XLA
-# 3.60–4.07 s whole, 4.20–4.53 s branch by branch: still over the 4 s target. On a faster 2-core AMD
-# EPYC (2026-12-06, matmul peak 458 GFLOP/s against 204 the day before), `scenec bench
-# scenes/humanoid.yaml --batch 1024 --compare mujoco` with BRANCHES_FROM = 23 and 32 in turn, two runs
-# each: 339k and 329k physics steps/s against 314k and 310k (×1.06–1.08), trace + XLA compile 3.49 and
-# 3.90 s against 2.90 and 2.82 s: at the target's edge even there. Branches padded to the widest and
-# eliminated side by side in one loop (Humanoid's arms beside its 11-dof abdomen and legs: one loop
-# fewer to compile): ×1.02 against ×1.10 unpadded (`tools/ablate.py`, one process), the padding's
-# work eating the gain.
-# Set at 15 (2026-12-07, 2-core Intel Xeon), once the products were reductions (`_matmul`) and the
-# step's compile had come down (Humanoid 2.3–2.5 s whole in the machine's faster state that day).
-# Fresh processes in turn, batch 1024, `scenec bench` under a scratch script setting BRANCHES_FROM,
-# three rounds against the whole elimination: Humanoid ×1.10 (315–319k against 281–291k physics
-# steps/s), trace + XLA compile 2.55–2.61 s against 2.33–2.53 s; fetch (16) ×1.01–1.07, 1.97–2.04 s
-# against 1.75–1.85 s; grasp (already branch by branch) ×1.22 against its hand eliminated whole. With
-# every tree taken branch by branch (two rounds): Ant (14) ×1.05 for +0.3 s of compile (1.52 → 1.82 s;
-# its 2 s target, which it meets only in the machine's faster states: 1.84–2.55 s in the recent
-# tables, cannot pay that), half_cheetah (9) ×1.10 and walker2d (9) ×1.04–1.07 for +0.14 s each, which
-# no threshold can take without Ant. Earlier that day, in a slower state of the machine (Humanoid's
-# whole step compiled in 2.7–2.9 s) and with the products as chains, Humanoid branch by branch ran
-# ×0.99–1.01 of the whole elimination in two rounds: the gain is not the same in every state. On a TPU
-# v5e at 16,384 environments (`python3 tools/ablate.py SCENE --batch 16384 --steps 100 --repeats 3
-# branches_from=1000`): the whole elimination took 1.02 (Humanoid) and 1.31 (grasp) of the time.
-# Tried and not kept: a branch that branches again taken branch by branch too (Humanoid's 11-dof
+# branches_from=1`, products as chains, that session's machine): grasp (39 dofs) ran ×1.17 and compiled
+# 0.5 s slower; below, the gain did not pay for the compile time: Humanoid (23) ×1.07 for +0.8 s of
+# trace and XLA compile (3.3 → 4.1 s, over its 4 s target), Ant (14) ×1.03 for +0.6 s (2.4 → 3.0 s),
+# fetch (16) ×0.97, half_cheetah (9) ×1.03. Again on a 2-core AMD EPYC (2026-12-05): Humanoid ×1.08 (7
+# rounds in one process), XLA compile 3.1 → 3.6–3.7 s and trace +0.1–0.2 s in fresh processes (4.5 s in
+# all, over the target). Its products as one over all branches at once (X stacked, one X·S⁻¹, one
+# X·S⁻¹·Xᵀ, the result held apart from W = J·M⁻¹ by an optimization barrier): ×0.99 of the whole
+# elimination, XLA compile 4.0–4.4 s (the machine loaded then). Once more after the grouped limit sweep
+# (constraints.py `_LIMIT_SCAN_FROM`) took 0.2–0.3 s off Humanoid's compile (2026-12-06, fresh processes
+# in turn, three each): trace + XLA 3.60–4.07 s whole, 4.20–4.53 s branch by branch: still over the 4 s
+# target. On a faster 2-core AMD EPYC (2026-12-06, matmul peak 458 GFLOP/s against 204 the day before),
+# `scenec bench scenes/humanoid.yaml --batch 1024 --compare mujoco` with BRANCHES_FROM = 23 and 32 in
+# turn, two runs each: 339k and 329k physics steps/s against 314k and 310k (×1.06–1.08), trace + XLA
+# compile 3.49 and 3.90 s against 2.90 and 2.82 s: at the target's edge even there. Branches padded to
+# the widest and eliminated side by side in one loop (Humanoid's arms beside its 11-dof abdomen and
+# legs: one loop fewer to compile): ×1.02 against ×1.10 unpadded (`tools/ablate.py`, one process), the
+# padding's work eating the gain. Set at 15 (2026-12-07, 2-core Intel Xeon), once the products were
+# reductions (`_matmul`) and the step's compile had come down (Humanoid 2.3–2.5 s whole in the machine's
+# faster state that day). Fresh processes in turn, batch 1024, `scenec bench` under a scratch script
+# setting BRANCHES_FROM, three rounds against the whole elimination: Humanoid ×1.10 (315–319k against
+# 281–291k physics steps/s), trace + XLA compile 2.55–2.61 s against 2.33–2.53 s; fetch (16) ×1.01–1.07,
+# 1.97–2.04 s against 1.75–1.85 s; grasp (already branch by branch) ×1.22 against its hand eliminated
+# whole. With every tree taken branch by branch (two rounds): Ant (14) ×1.05 for +0.3 s of compile (1.52
+# → 1.82 s; its 2 s target, which it meets only in the machine's faster states: 1.84–2.55 s in the
+# recent tables, cannot pay that), half_cheetah (9) ×1.10 and walker2d (9) ×1.04–1.07 for +0.14 s each,
+# which no threshold can take without Ant. Earlier that day, in a slower state of the machine
+# (Humanoid's whole step compiled in 2.7–2.9 s) and with the products as chains, Humanoid branch by
+# branch ran ×0.99–1.01 of the whole elimination in two rounds: the gain is not the same in every state.
+# On a TPU v5e at 16,384 environments (`python3 tools/ablate.py SCENE --batch 16384 --steps 100
+# --repeats 3 branches_from=1000`): the whole elimination took 1.02 (Humanoid) and 1.31 (grasp) of the
+# time. Tried and not kept: a branch that branches again taken branch by branch too (Humanoid's 11-dof
 # abdomen and legs as its 3-dof chain and two legs of 4 side by side, with several right-hand sides
 # through the block elimination): ×0.97–1.05 in six rounds of fresh processes in turn (median ×1.01),
 # trace + XLA compile +0.1 s.
@@ -260,9 +259,9 @@ def _matmul(a, b):
     processes in turn, three rounds each): Humanoid inverted branch by branch ×1.01 (315–317k against
     312–314k physics steps/s), trace + XLA compile 2.60–2.62 s against 2.71–2.84 s (the step's optimised
     module 7,776 against 8,492 HLO instructions); grasp ×1.12 (186k against 165k, two rounds), compile
-    2.74–2.78 s against 2.84–2.85 s. With an optimization barrier on the assembled M⁻¹ (so that no product is fused
-    into its readers), Humanoid ran ×0.91 as a reduction and ×0.74 as chains: its readers' fusions of
-    the products are worth keeping."""
+    2.74–2.78 s against 2.84–2.85 s. With an optimization barrier on the assembled M⁻¹ (so that no
+    product is fused into its readers), Humanoid ran ×0.91 as a reduction and ×0.74 as chains: its
+    readers' fusions of the products are worth keeping."""
     return jnp.sum(a[:, :, None, :] * b[None], axis=1)
 
 
